@@ -1,0 +1,37 @@
+/** What validation found wrong, collected in full before the gateway refuses to start. */
+
+export type ConfigPath = (string | number)[];
+
+export interface ConfigIssue {
+  path: ConfigPath;
+  message: string;
+  hint?: string;
+  /** 1-based line in the YAML file, filled in by the loader when the file is known. */
+  line?: number;
+}
+
+export class ConfigError extends Error {
+  readonly code = "config_invalid";
+  constructor(readonly issues: ConfigIssue[], readonly file?: string) {
+    super(formatIssues(issues, file));
+  }
+}
+
+export function formatPath(path: ConfigPath): string {
+  if (path.length === 0) return "(top level)";
+  return path.map((part, i) => typeof part === "number" ? `[${part}]` : (i ? "." : "") + part)
+    .join("");
+}
+
+export function formatIssues(issues: ConfigIssue[], file?: string): string {
+  const head = `${file ?? "configuration"}: ${issues.length} error${
+    issues.length === 1 ? "" : "s"
+  }`;
+  const lines = issues.map((issue) => {
+    const where = `${file ?? ""}${issue.line ? `:${issue.line}` : ""}`;
+    const at = where ? `${where} ` : "";
+    const hint = issue.hint ? `\n    hint: ${issue.hint}` : "";
+    return `  ${at}${formatPath(issue.path)}: ${issue.message}${hint}`;
+  });
+  return [head, ...lines].join("\n");
+}

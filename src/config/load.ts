@@ -1,0 +1,107 @@
+/**
+ * Reads the configuration: file → YAML (with line numbers) → `${ENV}` substitution →
+ * validation. Every problem is reported with its YAML path, line and a hint.
+ */
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { ConfigError, type ConfigIssue, type ConfigPath } from "./issues.ts";
+import type { ResolvedConfig } from "./types.ts";
+import { validateConfig } from "./validate.ts";
+
+const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+export type EnvLookup = (name: string) => string | undefined;
+
+/** Loads and validates the file at `path`; throws `ConfigError` listing every problem. */
+export async function loadConfigFile(path: string, env: EnvLookup): Promise<ResolvedConfig> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound ? "file not found" : String(error);
+    throw new ConfigError([{
+      path: [],
+      message: `cannot read the configuration: ${reason}`,
+      hint: "pass --config PATH or set GATEHOUSE_CONFIG",
+    }], path);
+  }
+  return parseConfigText(text, env, path);
+}
+
+/** Parses YAML text into a resolved config; throws `ConfigError` listing every problem. */
+export function parseConfigText(text: string, env: EnvLookup, file?: string): ResolvedConfig {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const issues: ConfigIssue[] = doc.errors.map((error) => ({
+    path: [],
+    line: error.linePos?.[0].line,
+    message: `YAML syntax: ${error.message.split("\n")[0]}`,
+    hint: "check indentation and quoting around this line",
+  }));
+  if (issues.length) throw new ConfigError(issues, file);
+
+  const substituted = substituteEnv(doc.toJS(), [], env, issues);
+  const result = validateConfig(substituted);
+  issues.push(...result.issues);
+  if (issues.length || !result.config) {
+    for (const issue of issues) {
+      issue.line ??= lineOf(doc.contents, issue.path, lineCounter);
+    }
+    throw new ConfigError(issues, file);
+  }
+  return result.config;
+}
+
+/** Replaces `${NAME}` and `${NAME:-default}` in every string value (keys stay as written). */
+function substituteEnv(
+  value: unknown,
+  path: ConfigPath,
+  env: EnvLookup,
+  issues: ConfigIssue[],
+): unknown {
+  if (typeof value === "string") {
+    return value.replace(ENV_REFERENCE, (whole, name: string, fallback?: string) => {
+      const found = env(name);
+      if (found !== undefined && found !== "") return found;
+      if (fallback !== undefined) return fallback;
+      issues.push({
+        path,
+        message: `environment variable ${name} is not set`,
+        hint: `export ${name}=…, or write \${${name}:-default} to give a default`,
+      });
+      return whole;
+    });
+  }
+  if (Array.isArray(value)) {
+    return value.map((item, i) => substituteEnv(item, [...path, i], env, issues));
+  }
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [
+        key,
+        substituteEnv(item, [...path, key], env, issues),
+      ]),
+    );
+  }
+  return value;
+}
+
+/** The line of the deepest node along `path` that exists in the document. */
+function lineOf(root: unknown, path: ConfigPath, lines: LineCounter): number | undefined {
+  let node = root as Node | null | undefined;
+  let best = node?.range?.[0];
+  for (const part of path) {
+    let next: unknown;
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === part);
+      if (pair && isScalar(pair.key) && pair.key.range) best = pair.key.range[0];
+      next = pair?.value;
+    } else if (isSeq(node) && typeof part === "number") {
+      next = node.items[part];
+      const range = (next as Node | undefined)?.range;
+      if (range) best = range[0];
+    }
+    if (!next) break;
+    node = next as Node;
+  }
+  return best === undefined ? undefined : lines.linePos(best).line;
+}

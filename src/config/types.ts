@@ -1,0 +1,69 @@
+/**
+ * The resolved configuration: what the rest of the gateway reads. Every default is filled in,
+ * durations are milliseconds, sizes are bytes, secrets are wrapped. The YAML a person writes is
+ * `unknown` until `validateConfig` turns it into this.
+ */
+import type { Secret } from "../core/secret.ts";
+import type { ServerName } from "../core/ids.ts";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface Limits {
+  /** Open client sessions one user may hold at once. */
+  sessionsPerUser: number;
+  /** Open client sessions across everyone. */
+  maxSessions: number;
+  /** A session with no request and no open stream for this long is ended. */
+  sessionIdleTimeoutMs: number;
+  /** A request the backend has not answered in this long gets a JSON-RPC error. */
+  requestTimeoutMs: number;
+  /** Largest HTTP body or JSON-RPC message accepted from a client or a backend. */
+  maxMessageBytes: number;
+}
+
+export interface BearerAuth {
+  type: "bearer";
+  tokens: Secret[];
+}
+
+export type ServiceAuth = BearerAuth;
+
+interface ServerCommon {
+  name: ServerName;
+  /** No authentication at all; refused unless said explicitly. */
+  public: boolean;
+  serviceAuths: ServiceAuth[];
+}
+
+export interface StdioServerConfig extends ServerCommon {
+  transport: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+export interface HttpServerConfig extends ServerCommon {
+  transport: "streamable-http" | "sse";
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
+
+export interface ResolvedConfig {
+  listen: { hostname: string; port: number };
+  /** Public URL without a trailing slash; server X's service URI is `${baseUrl}/X`. */
+  baseUrl: string;
+  /** Deno KV path, ":memory:", or a KV Connect URL. */
+  storage: string;
+  /** Master secret; absent means "generate one and keep it in storage". */
+  secret?: Secret;
+  /** Origins (scheme://host[:port]) allowed on MCP endpoints besides the gateway's own. */
+  allowedOrigins: string[];
+  limits: Limits;
+  /** How long shutdown waits for streams and backends before it kills them. */
+  shutdownGraceMs: number;
+  logLevel: LogLevel;
+  servers: Map<ServerName, ServerConfig>;
+}

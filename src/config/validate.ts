@@ -1,0 +1,451 @@
+/**
+ * Turns the parsed YAML (`unknown`, `${ENV}` already substituted) into a `ResolvedConfig`,
+ * collecting every problem with its path and a hint instead of stopping at the first.
+ */
+import { parseDuration, parseSize } from "../core/units.ts";
+import { isValidServerName, type ServerName } from "../core/ids.ts";
+import { Secret } from "../core/secret.ts";
+import type { ConfigIssue, ConfigPath } from "./issues.ts";
+import type {
+  HttpServerConfig,
+  Limits,
+  LogLevel,
+  ResolvedConfig,
+  ServerConfig,
+  ServiceAuth,
+  StdioServerConfig,
+} from "./types.ts";
+
+export const DEFAULT_LIMITS: Limits = {
+  sessionsPerUser: 10,
+  maxSessions: 1_000,
+  sessionIdleTimeoutMs: 5 * 60_000,
+  requestTimeoutMs: 60_000,
+  maxMessageBytes: 4 * 1_048_576,
+};
+const DEFAULT_LISTEN = "127.0.0.1:8080";
+const DEFAULT_STORAGE = "./data/gatehouse.kv";
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+const MIN_SECRET_BYTES = 32;
+
+const TOP_KEYS = [
+  "$schema",
+  "listen",
+  "baseUrl",
+  "storage",
+  "secret",
+  "allowedOrigins",
+  "limits",
+  "shutdownGrace",
+  "logLevel",
+  "servers",
+];
+const LIMIT_KEYS = [
+  "sessionsPerUser",
+  "maxSessions",
+  "sessionIdleTimeout",
+  "requestTimeout",
+  "maxMessageBytes",
+];
+const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
+const STDIO_KEYS = [...COMMON_SERVER_KEYS, "command", "args", "env", "cwd"];
+const HTTP_KEYS = [...COMMON_SERVER_KEYS, "url", "headers"];
+const TRANSPORTS = ["stdio", "streamable-http", "sse", "aggregate"];
+const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
+const KNOWN_PLACEHOLDERS = new Set(["user.id", "user.email", "user.token"]);
+
+type Dict = Record<string, unknown>;
+
+class Checker {
+  readonly issues: ConfigIssue[] = [];
+
+  fail(path: ConfigPath, message: string, hint?: string): undefined {
+    this.issues.push({ path, message, hint });
+    return undefined;
+  }
+
+  /** A mapping; `allowed` lists its keys, or "any" for free-form maps (env, headers). */
+  object(value: unknown, path: ConfigPath, allowed: string[] | "any"): Dict | undefined {
+    if (value === undefined || value === null) return {};
+    if (typeof value !== "object" || Array.isArray(value)) {
+      return this.fail(path, `expected a mapping, got ${describe(value)}`);
+    }
+    if (allowed === "any") return value as Dict;
+    for (const key of Object.keys(value)) {
+      if (!allowed.includes(key)) {
+        const guess = closest(key, allowed);
+        this.fail(
+          [...path, key],
+          `unknown key "${key}"`,
+          guess ? `did you mean "${guess}"?` : `allowed here: ${allowed.join(", ")}`,
+        );
+      }
+    }
+    return value as Dict;
+  }
+
+  string(value: unknown, path: ConfigPath, hint?: string): string | undefined {
+    if (typeof value === "string" && value.length > 0) return value;
+    if (value === undefined) return this.fail(path, "is required", hint);
+    return this.fail(path, `expected a non-empty string, got ${describe(value)}`, hint);
+  }
+
+  optionalString(value: unknown, path: ConfigPath): string | undefined {
+    return value === undefined ? undefined : this.string(value, path);
+  }
+
+  boolean(value: unknown, path: ConfigPath, fallback: boolean): boolean {
+    if (value === undefined) return fallback;
+    if (typeof value === "boolean") return value;
+    this.fail(path, `expected true or false, got ${describe(value)}`);
+    return fallback;
+  }
+
+  positiveInteger(value: unknown, path: ConfigPath, fallback: number): number {
+    if (value === undefined) return fallback;
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+    this.fail(path, `expected a whole number above 0, got ${describe(value)}`);
+    return fallback;
+  }
+
+  duration(value: unknown, path: ConfigPath, fallback: number): number {
+    if (value === undefined) return fallback;
+    const ms = typeof value === "string" ? parseDuration(value) : undefined;
+    if (ms !== undefined && ms > 0) return ms;
+    this.fail(path, `expected a duration, got ${describe(value)}`, 'write e.g. "30s", "5m", "1h"');
+    return fallback;
+  }
+
+  size(value: unknown, path: ConfigPath, fallback: number): number {
+    if (value === undefined) return fallback;
+    const bytes = typeof value === "string"
+      ? parseSize(value)
+      : typeof value === "number" && Number.isInteger(value)
+      ? value
+      : undefined;
+    if (bytes !== undefined && bytes > 0) return bytes;
+    this.fail(path, `expected a size, got ${describe(value)}`, 'write e.g. "512KiB", "4MiB"');
+    return fallback;
+  }
+
+  stringList(value: unknown, path: ConfigPath): string[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) {
+      this.fail(path, `expected a list, got ${describe(value)}`);
+      return [];
+    }
+    const out: string[] = [];
+    value.forEach((item, i) => {
+      if (typeof item === "string" || typeof item === "number") out.push(String(item));
+      else this.fail([...path, i], `expected a string, got ${describe(item)}`);
+    });
+    return out;
+  }
+
+  stringMap(value: unknown, path: ConfigPath): Record<string, string> {
+    const dict = this.object(value, path, "any");
+    const out: Record<string, string> = {};
+    if (!dict) return out;
+    for (const [key, item] of Object.entries(dict)) {
+      if (typeof item === "string" || typeof item === "number" || typeof item === "boolean") {
+        out[key] = String(item);
+      } else this.fail([...path, key], `expected a string, got ${describe(item)}`);
+    }
+    return out;
+  }
+
+  placeholders(text: string, path: ConfigPath): void {
+    for (const match of text.matchAll(PLACEHOLDER)) {
+      if (!KNOWN_PLACEHOLDERS.has(match[1])) {
+        this.fail(
+          path,
+          `unknown placeholder "${match[0]}"`,
+          "available: {{user.id}}, {{user.email}}, {{user.token}}",
+        );
+      }
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  if (typeof value === "string") return `"${value.length > 40 ? value.slice(0, 40) + "…" : value}"`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/** The allowed key nearest to a misspelt one, if any is near enough to suggest. */
+function closest(word: string, candidates: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j] + 1,
+        current[j - 1] + 1,
+        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+function parseListen(c: Checker, value: unknown): { hostname: string; port: number } {
+  const text = value === undefined ? DEFAULT_LISTEN : String(value);
+  const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65535) {
+    c.fail(["listen"], `expected host:port, got ${describe(value)}`, 'write e.g. "127.0.0.1:8080"');
+    return { hostname: "127.0.0.1", port: 8080 };
+  }
+  return { hostname: match[1].replace(/^\[|\]$/g, ""), port };
+}
+
+function parseBaseUrl(c: Checker, value: unknown, listen: { hostname: string; port: number }) {
+  if (value === undefined) {
+    const host = listen.hostname === "0.0.0.0" || listen.hostname === "::"
+      ? "localhost"
+      : listen.hostname;
+    return `http://${host.includes(":") ? `[${host}]` : host}:${listen.port}`;
+  }
+  const text = c.string(value, ["baseUrl"]);
+  if (text === undefined) return "http://localhost:8080";
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    c.fail(["baseUrl"], `not a URL: ${describe(text)}`, 'write e.g. "https://mcp.example.com"');
+    return text;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    c.fail(["baseUrl"], "must be an http or https URL");
+  }
+  if (url.search || url.hash) {
+    c.fail(["baseUrl"], "must not have a query or fragment", "the public URL of the gateway only");
+  }
+  return url.origin + url.pathname.replace(/\/+$/, "");
+}
+
+function parseOrigins(c: Checker, value: unknown): string[] {
+  return c.stringList(value, ["allowedOrigins"]).flatMap((text, i) => {
+    try {
+      const url = new URL(text);
+      if (url.origin !== "null" && url.pathname === "/" && !url.search) return [url.origin];
+    } catch { /* reported below */ }
+    c.fail(
+      ["allowedOrigins", i],
+      `not an origin: ${describe(text)}`,
+      'an origin is scheme://host[:port], e.g. "https://app.example.com"',
+    );
+    return [];
+  });
+}
+
+function parseLimits(c: Checker, value: unknown): Limits {
+  const raw = c.object(value, ["limits"], LIMIT_KEYS) ?? {};
+  const at = (key: string): ConfigPath => ["limits", key];
+  return {
+    sessionsPerUser: c.positiveInteger(
+      raw.sessionsPerUser,
+      at("sessionsPerUser"),
+      DEFAULT_LIMITS.sessionsPerUser,
+    ),
+    maxSessions: c.positiveInteger(raw.maxSessions, at("maxSessions"), DEFAULT_LIMITS.maxSessions),
+    sessionIdleTimeoutMs: c.duration(
+      raw.sessionIdleTimeout,
+      at("sessionIdleTimeout"),
+      DEFAULT_LIMITS.sessionIdleTimeoutMs,
+    ),
+    requestTimeoutMs: c.duration(
+      raw.requestTimeout,
+      at("requestTimeout"),
+      DEFAULT_LIMITS.requestTimeoutMs,
+    ),
+    maxMessageBytes: c.size(
+      raw.maxMessageBytes,
+      at("maxMessageBytes"),
+      DEFAULT_LIMITS.maxMessageBytes,
+    ),
+  };
+}
+
+function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): ServiceAuth[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    c.fail(path, `expected a list, got ${describe(value)}`, "write [{ type: bearer, tokens: [...] }]");
+    return [];
+  }
+  const auths: ServiceAuth[] = [];
+  value.forEach((item, i) => {
+    const at = [...path, i];
+    const raw = c.object(item, at, ["type", "tokens"]);
+    if (!raw) return;
+    if (raw.type !== "bearer") {
+      c.fail([...at, "type"], `unsupported auth type ${describe(raw.type)}`, 'use "bearer"');
+      return;
+    }
+    const tokens = c.stringList(raw.tokens, [...at, "tokens"]);
+    if (tokens.length === 0) {
+      c.fail([...at, "tokens"], "needs at least one token", 'e.g. tokens: ["${MY_TOKEN}"]');
+    }
+    tokens.forEach((token, j) => {
+      if (token.trim() !== token || token.length === 0) {
+        c.fail([...at, "tokens", j], "a token must be non-empty, without surrounding spaces");
+      }
+    });
+    auths.push({ type: "bearer", tokens: tokens.map((t) => new Secret(t)) });
+  });
+  return auths;
+}
+
+function parseServer(c: Checker, name: string, value: unknown): ServerConfig | undefined {
+  const path: ConfigPath = ["servers", name];
+  if (!isValidServerName(name)) {
+    c.fail(
+      path,
+      `invalid server name "${name}"`,
+      "use lower-case letters, digits, '-' and '_' (it becomes the URL path /NAME/mcp)",
+    );
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return c.fail(path, `expected a mapping, got ${describe(value)}`);
+  }
+  const transport = (value as Dict).transport;
+  if (typeof transport !== "string" || !TRANSPORTS.includes(transport)) {
+    return c.fail(
+      [...path, "transport"],
+      transport === undefined ? "is required" : `unknown transport ${describe(transport)}`,
+      `one of: ${TRANSPORTS.join(", ")}`,
+    );
+  }
+  if (transport === "aggregate") {
+    return c.fail(
+      [...path, "transport"],
+      "aggregate servers are not available in this version",
+      "list each backend as its own server for now",
+    );
+  }
+  const raw = c.object(value, path, transport === "stdio" ? STDIO_KEYS : HTTP_KEYS)!;
+  const common = {
+    name: name as ServerName,
+    public: c.boolean(raw.public, [...path, "public"], false),
+    serviceAuths: parseServiceAuths(c, raw.serviceAuths, [...path, "serviceAuths"]),
+  };
+  if (!common.public && common.serviceAuths.length === 0) {
+    c.fail(
+      path,
+      "has no authentication",
+      "add serviceAuths: [{ type: bearer, tokens: [...] }], or say public: true to serve it to anyone",
+    );
+  }
+  if (common.public && common.serviceAuths.length > 0) {
+    c.fail([...path, "public"], "a public server cannot also have serviceAuths", "pick one");
+  }
+  if (raw.description !== undefined) c.optionalString(raw.description, [...path, "description"]);
+
+  if (transport === "stdio") {
+    const server: StdioServerConfig = {
+      ...common,
+      transport,
+      command: c.string(raw.command, [...path, "command"], "the program to start, e.g. npx") ?? "",
+      args: c.stringList(raw.args, [...path, "args"]),
+      env: c.stringMap(raw.env, [...path, "env"]),
+      cwd: c.optionalString(raw.cwd, [...path, "cwd"]),
+    };
+    server.args.forEach((arg, i) => c.placeholders(arg, [...path, "args", i]));
+    for (const [key, text] of Object.entries(server.env)) {
+      c.placeholders(text, [...path, "env", key]);
+    }
+    return server;
+  }
+  const server: HttpServerConfig = {
+    ...common,
+    transport: transport as HttpServerConfig["transport"],
+    url: c.string(raw.url, [...path, "url"], "the backend's MCP endpoint URL") ?? "",
+    headers: c.stringMap(raw.headers, [...path, "headers"]),
+  };
+  if (server.url) {
+    c.placeholders(server.url, [...path, "url"]);
+    try {
+      const url = new URL(server.url.replace(PLACEHOLDER, "x"));
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error();
+    } catch {
+      c.fail([...path, "url"], `not an http(s) URL: ${describe(server.url)}`);
+    }
+  }
+  for (const [key, text] of Object.entries(server.headers)) {
+    c.placeholders(text, [...path, "headers", key]);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key)) {
+      c.fail([...path, "headers", key], `invalid HTTP header name "${key}"`);
+    }
+  }
+  return server;
+}
+
+/** Validates a parsed configuration document: the resolved config, or every issue found. */
+export function validateConfig(
+  input: unknown,
+): { config: ResolvedConfig; issues: [] } | { config?: undefined; issues: ConfigIssue[] } {
+  const c = new Checker();
+  const raw = c.object(input, [], TOP_KEYS) ?? {};
+  const listen = parseListen(c, raw.listen);
+  const baseUrl = parseBaseUrl(c, raw.baseUrl, listen);
+  const storage = raw.storage === undefined
+    ? DEFAULT_STORAGE
+    : c.string(raw.storage, ["storage"]) ?? DEFAULT_STORAGE;
+
+  let secret: Secret | undefined;
+  if (raw.secret !== undefined && raw.secret !== null && raw.secret !== "") {
+    const text = c.string(raw.secret, ["secret"]);
+    if (text !== undefined && new TextEncoder().encode(text).length < MIN_SECRET_BYTES) {
+      c.fail(
+        ["secret"],
+        `is shorter than ${MIN_SECRET_BYTES} bytes`,
+        "generate one with: openssl rand -base64 48",
+      );
+    }
+    if (text !== undefined) secret = new Secret(text);
+  }
+
+  const logLevel = raw.logLevel ?? "info";
+  if (!["debug", "info", "warn", "error"].includes(logLevel as string)) {
+    c.fail(["logLevel"], `unknown level ${describe(logLevel)}`, "one of: debug, info, warn, error");
+  }
+
+  const servers = new Map<ServerName, ServerConfig>();
+  const rawServers = c.object(raw.servers, ["servers"], "any");
+  if (rawServers) {
+    if (Object.keys(rawServers).length === 0) {
+      c.fail(["servers"], "no servers are configured", "add at least one under servers:");
+    }
+    for (const [name, value] of Object.entries(rawServers)) {
+      const server = parseServer(c, name, value);
+      if (server) servers.set(server.name, server);
+    }
+  }
+
+  const config: ResolvedConfig = {
+    listen,
+    baseUrl,
+    storage,
+    secret,
+    allowedOrigins: parseOrigins(c, raw.allowedOrigins),
+    limits: parseLimits(c, raw.limits),
+    shutdownGraceMs: c.duration(raw.shutdownGrace, ["shutdownGrace"], DEFAULT_SHUTDOWN_GRACE_MS),
+    logLevel: logLevel as LogLevel,
+    servers,
+  };
+  return c.issues.length ? { issues: c.issues } : { config, issues: [] };
+}

@@ -1,0 +1,54 @@
+/**
+ * Structured logging: one JSON object per line on stderr. Callers pass fields, never
+ * preformatted strings, so nothing secret slips in through interpolation; fields whose names
+ * look like they carry a secret are redacted as a second line of defence.
+ */
+import type { LogLevel } from "../config/types.ts";
+
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const SECRET_FIELD = /token|secret|password|authorization|cookie|code|key/i;
+
+export function redact(fields: LogFields): LogFields {
+  const out: LogFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    out[key] = SECRET_FIELD.test(key) && typeof value === "string" ? "***" : value;
+  }
+  return out;
+}
+
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => console.error(line),
+  base: LogFields = {},
+): Logger {
+  const threshold = LEVELS[level];
+  const emit = (at: LogLevel, message: string, fields?: LogFields) => {
+    if (LEVELS[at] < threshold) return;
+    const record = { time: new Date().toISOString(), level: at, msg: message, ...base };
+    write(JSON.stringify(fields ? { ...record, ...redact(fields) } : record, errorReplacer));
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+    child: (fields) => createLogger(level, write, { ...base, ...redact(fields) }),
+  };
+}
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message } : value;
+}
+
+/** A logger that drops everything, for tests that do not look at logs. */
+export const silentLogger: Logger = createLogger("error", () => {});

@@ -1,0 +1,75 @@
+/**
+ * The `Store` on Deno KV: a local file, ":memory:", or a KV Connect URL. Two processes sharing
+ * one file see "database is locked" now and then, so every commit is retried a bounded number
+ * of times with a short random back-off.
+ */
+import type { Store, StoreKey } from "./store.ts";
+
+const COMMIT_ATTEMPTS = 8;
+
+export async function openKvStore(path: string): Promise<Store> {
+  if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
+    const dir = path.replace(/[^/]*$/, "");
+    if (dir) await Deno.mkdir(dir, { recursive: true });
+  }
+  const kv = await Deno.openKv(path);
+  return new KvStore(kv);
+}
+
+class KvStore implements Store {
+  constructor(private readonly kv: Deno.Kv) {}
+
+  async get<T>(key: StoreKey): Promise<T | undefined> {
+    const entry = await retryLocked(() => this.kv.get<T>(key as Deno.KvKey));
+    return entry.value ?? undefined;
+  }
+
+  async set<T>(key: StoreKey, value: T): Promise<void> {
+    await retryLocked(() => this.kv.set(key as Deno.KvKey, value));
+  }
+
+  async setIfAbsent<T>(key: StoreKey, value: T): Promise<T> {
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+      const result = await retryLocked(() =>
+        this.kv.atomic().check({ key: key as Deno.KvKey, versionstamp: null })
+          .set(key as Deno.KvKey, value).commit()
+      );
+      if (result.ok) return value;
+      const existing = await this.get<T>(key);
+      if (existing !== undefined) return existing;
+    }
+    throw new Error(`storage: could not write ${key.join("/")} after ${COMMIT_ATTEMPTS} attempts`);
+  }
+
+  async consume<T>(key: StoreKey): Promise<T | undefined> {
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+      const entry = await retryLocked(() => this.kv.get<T>(key as Deno.KvKey));
+      if (entry.versionstamp === null) return undefined;
+      const result = await retryLocked(() =>
+        this.kv.atomic().check(entry).delete(key as Deno.KvKey).commit()
+      );
+      if (result.ok) return entry.value;
+    }
+    return undefined;
+  }
+
+  async delete(key: StoreKey): Promise<void> {
+    await retryLocked(() => this.kv.delete(key as Deno.KvKey));
+  }
+
+  close(): void {
+    this.kv.close();
+  }
+}
+
+async function retryLocked<T>(operation: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      const locked = String(error).includes("database is locked");
+      if (!locked || attempt >= COMMIT_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+    }
+  }
+}
