@@ -284,7 +284,11 @@ function parseLimits(c: Checker, value: unknown): Limits {
 function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): ServiceAuth[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
-    c.fail(path, `expected a list, got ${describe(value)}`, "write [{ type: bearer, tokens: [...] }]");
+    c.fail(
+      path,
+      `expected a list, got ${describe(value)}`,
+      "write [{ type: bearer, tokens: [...] }]",
+    );
     return [];
   }
   const auths: ServiceAuth[] = [];

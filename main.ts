@@ -1,0 +1,156 @@
+/**
+ * Gatehouse command line: `serve` (default), `check`, `--version`, `--help`.
+ *
+ * Exit codes: 0 success; 1 invalid configuration; 2 bad command line; 3 failed to start or run
+ * (storage unavailable, address in use).
+ */
+import { createGateway } from "./src/app.ts";
+import { loadConfigFile } from "./src/config/load.ts";
+import { ConfigError } from "./src/config/issues.ts";
+import type { ResolvedConfig } from "./src/config/types.ts";
+import { systemClock } from "./src/core/clock.ts";
+import { createLogger } from "./src/observability/logger.ts";
+import { openKvStore } from "./src/store/kv.ts";
+import { VERSION } from "./src/version.ts";
+
+const USAGE = `Gatehouse ${VERSION}: an OAuth gateway in front of MCP servers.
+
+Usage:
+  gatehouse [serve] [--config PATH]   start the gateway
+  gatehouse check [--config PATH]     validate the configuration and exit
+  gatehouse --version                 print the version
+  gatehouse --help                    print this help
+
+The configuration is PATH, else $GATEHOUSE_CONFIG, else ./config.yaml.
+
+Exit codes: 0 ok, 1 invalid configuration, 2 bad command line, 3 failed to start or run.`;
+
+export const EXIT = { ok: 0, invalidConfig: 1, usage: 2, runtime: 3 } as const;
+
+interface Command {
+  name: "serve" | "check" | "version" | "help";
+  configPath: string;
+}
+
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseArgs(args: string[]): Command | string {
+  let name: Command["name"] | undefined;
+  let configPath = env("GATEHOUSE_CONFIG") ?? "./config.yaml";
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--help" || arg === "-h") return { name: "help", configPath };
+    if (arg === "--version" || arg === "-V") return { name: "version", configPath };
+    if (arg === "--config" || arg === "-c") {
+      const value = args[++i];
+      if (!value) return "--config needs a path";
+      configPath = value;
+    } else if (arg.startsWith("--config=")) {
+      configPath = arg.slice("--config=".length);
+    } else if ((arg === "serve" || arg === "check") && !name) {
+      name = arg;
+    } else {
+      return `unknown argument "${arg}"`;
+    }
+  }
+  return { name: name ?? "serve", configPath };
+}
+
+async function load(path: string): Promise<ResolvedConfig | undefined> {
+  try {
+    return await loadConfigFile(path, env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+async function serve(config: ResolvedConfig): Promise<number> {
+  const logger = createLogger(config.logLevel);
+  let store;
+  try {
+    store = await openKvStore(config.storage);
+  } catch (error) {
+    logger.error("cannot open storage", { storage: config.storage, error });
+    return EXIT.runtime;
+  }
+  const gateway = await createGateway(config, { store, logger, clock: systemClock });
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: config.listen.hostname,
+      port: config.listen.port,
+      onListen: () =>
+        logger.info("gatehouse listening", {
+          version: VERSION,
+          listen: `${config.listen.hostname}:${config.listen.port}`,
+          baseUrl: config.baseUrl,
+          servers: [...config.servers.keys()],
+        }),
+    }, (request, info) => gateway.fetch(request, info));
+  } catch (error) {
+    logger.error("cannot listen", { listen: config.listen, error });
+    await gateway.close();
+    store.close();
+    return EXIT.runtime;
+  }
+
+  const stopped = Promise.withResolvers<void>();
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { signal, graceMs: config.shutdownGraceMs });
+    const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
+    // Ending sessions closes their streams, so the server's shutdown can finish.
+    await Promise.race([Promise.all([gateway.close(), server.shutdown()]), deadline]);
+    store.close();
+    logger.info("stopped");
+    stopped.resolve();
+  };
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(signal, () => void stop(signal));
+  }
+  await stopped.promise;
+  return EXIT.ok;
+}
+
+async function main(args: string[]): Promise<number> {
+  const command = parseArgs(args);
+  if (typeof command === "string") {
+    console.error(`gatehouse: ${command}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  if (command.name === "help") {
+    console.log(USAGE);
+    return EXIT.ok;
+  }
+  if (command.name === "version") {
+    console.log(`gatehouse ${VERSION}`);
+    return EXIT.ok;
+  }
+  const config = await load(command.configPath);
+  if (!config) return EXIT.invalidConfig;
+  if (command.name === "check") {
+    console.log(
+      `${command.configPath}: ok (${config.servers.size} server${
+        config.servers.size === 1 ? "" : "s"
+      }: ${[...config.servers.keys()].join(", ")})`,
+    );
+    return EXIT.ok;
+  }
+  return await serve(config);
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

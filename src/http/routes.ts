@@ -1,0 +1,147 @@
+/**
+ * The one route table. Every path the gateway answers is here; handlers live in their modules.
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import type { ResolvedConfig, ServerConfig } from "../config/types.ts";
+import { parseServerName, type ServerName } from "../core/ids.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { FrontContext } from "../mcp/front/context.ts";
+import { httpError } from "../mcp/front/http_util.ts";
+import { handleLegacyMessage, handleLegacyStream } from "../mcp/front/legacy_sse.ts";
+import {
+  handleStreamableDelete,
+  handleStreamableGet,
+  handleStreamablePost,
+} from "../mcp/front/streamable.ts";
+import type { SessionRegistry } from "../mcp/sessions.ts";
+import type { ServerAuthenticator } from "./bearer.ts";
+import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middleware.ts";
+import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
+
+export interface RouteDeps {
+  config: ResolvedConfig;
+  sessions: SessionRegistry;
+  authenticators: Map<ServerName, ServerAuthenticator>;
+  logger: Logger;
+}
+
+type Handler = (request: Request, ctx: FrontContext) => Response | Promise<Response>;
+
+const CORS_ALLOW_HEADERS =
+  "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id";
+
+export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
+  const { config, sessions, logger } = deps;
+  const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
+  const origins = allowedOriginSet(config.baseUrl, config.allowedOrigins);
+  const corsOrigins = new Set(config.allowedOrigins);
+  const app = new Hono<GatewayEnv>().basePath(basePath || "/");
+
+  app.use("*", requestId(), accessLog(logger), securityHeaders());
+  app.onError((error, c) => {
+    logger.error("unhandled error", { requestId: c.get("requestId"), error });
+    return httpError(500, "server_error", "the gateway failed to handle this request");
+  });
+  app.notFound(() => httpError(404, "not_found", "no such endpoint"));
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+
+  /** Resolves server, origin and auth, then runs the MCP handler for this request. */
+  const mcp = (handler: Handler) => async (c: Context<GatewayEnv>) => {
+    const server = lookupServer(c.req.param("server") ?? "");
+    if (!server) {
+      return httpError(
+        404,
+        "unknown_server",
+        `no server named "${c.req.param("server")}" is configured`,
+      );
+    }
+    const origin = c.req.header("origin") ?? null;
+    if (!isOriginAllowed(origin, origins)) {
+      return httpError(
+        403,
+        "forbidden_origin",
+        `requests from origin ${origin} are not allowed; add it to allowedOrigins to permit it`,
+      );
+    }
+    const auth = await deps.authenticators.get(server.name)!.authenticate(
+      c.req.header("authorization") ?? null,
+      c.env?.remoteAddress ?? "unknown",
+    );
+    if (!auth.ok) {
+      const challenge = auth.error === "invalid_token"
+        ? `Bearer realm="gatehouse", error="invalid_token"`
+        : `Bearer realm="gatehouse"`;
+      return httpError(401, auth.error, auth.description, { "www-authenticate": challenge });
+    }
+    const response = await handler(c.req.raw, {
+      server,
+      principal: auth.principal,
+      sessions,
+      maxMessageBytes: config.limits.maxMessageBytes,
+      basePath,
+      logger,
+    });
+    if (origin && corsOrigins.has(origin)) addCors(response, origin);
+    return response;
+  };
+
+  const lookupServer = (raw: string): ServerConfig | undefined => {
+    const name = parseServerName(raw);
+    return name ? config.servers.get(name) : undefined;
+  };
+
+  const preflight = (c: Context<GatewayEnv>) => {
+    const origin = c.req.header("origin");
+    if (!origin || !corsOrigins.has(origin)) return new Response(null, { status: 204 });
+    const response = new Response(null, {
+      status: 204,
+      headers: {
+        "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+        "access-control-allow-headers": CORS_ALLOW_HEADERS,
+        "access-control-max-age": "600",
+      },
+    });
+    addCors(response, origin);
+    return response;
+  };
+
+  app.post("/:server/mcp", mcp(handleStreamablePost));
+  app.get("/:server/mcp", mcp(handleStreamableGet));
+  app.delete("/:server/mcp", mcp(handleStreamableDelete));
+  app.options("/:server/mcp", preflight);
+
+  // The legacy endpoint also speaks Streamable HTTP, so a modern client given /sse works:
+  // a GET with a session header is the Streamable standalone stream, without one it is legacy.
+  app.get(
+    "/:server/sse",
+    mcp((request, ctx) =>
+      request.headers.has("mcp-session-id")
+        ? handleStreamableGet(request, ctx)
+        : handleLegacyStream(ctx)
+    ),
+  );
+  app.post("/:server/sse", mcp(handleStreamablePost));
+  app.delete("/:server/sse", mcp(handleStreamableDelete));
+  app.options("/:server/sse", preflight);
+  app.post("/:server/message", mcp(handleLegacyMessage));
+  app.options("/:server/message", preflight);
+
+  for (const path of ["/:server/mcp", "/:server/sse", "/:server/message"]) {
+    app.all(
+      path,
+      (c) =>
+        httpError(405, "method_not_allowed", `${c.req.method} is not supported here`, {
+          allow: path.endsWith("message") ? "POST, OPTIONS" : "GET, POST, DELETE, OPTIONS",
+        }),
+    );
+  }
+  return app;
+}
+
+function addCors(response: Response, origin: string): void {
+  response.headers.set("access-control-allow-origin", origin);
+  response.headers.set("access-control-expose-headers", "mcp-session-id, www-authenticate");
+  response.headers.append("vary", "origin");
+}

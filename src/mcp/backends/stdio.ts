@@ -1,0 +1,144 @@
+/**
+ * A stdio backend: one child process speaking newline-delimited JSON-RPC, implementing the
+ * SDK's `Transport` so sessions treat every backend alike. Output that is not JSON-RPC ends
+ * the connection with an error naming what arrived: a backend that breaks the protocol
+ * cannot be trusted with the rest of the session.
+ */
+import type { JSONRPCMessage, Transport } from "../../sdk.ts";
+import { classify } from "../jsonrpc.ts";
+import type { Logger } from "../../observability/logger.ts";
+import { readLines } from "./lines.ts";
+import { spawn, type SpawnSpec } from "./spawner.ts";
+
+export interface StdioOptions {
+  spec: SpawnSpec;
+  maxMessageBytes: number;
+  /** How long a child gets between SIGTERM and SIGKILL. */
+  killGraceMs: number;
+  logger: Logger;
+}
+
+export class StdioBackend implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+
+  #child?: Deno.ChildProcess;
+  #writer?: WritableStreamDefaultWriter<Uint8Array>;
+  #closed = false;
+  #exited?: Promise<Deno.CommandStatus>;
+  readonly #encoder = new TextEncoder();
+
+  constructor(private readonly options: StdioOptions) {}
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  start(): Promise<void> {
+    const { spec, logger } = this.options;
+    try {
+      this.#child = spawn(spec);
+    } catch (error) {
+      const reason = error instanceof Deno.errors.NotFound
+        ? `command not found: ${spec.command}`
+        : `could not start ${spec.command}: ${(error as Error).message}`;
+      return Promise.reject(new Error(reason));
+    }
+    const child = this.#child;
+    this.#writer = child.stdin.getWriter();
+    this.#exited = child.status;
+    logger.debug("backend process started", { pid: child.pid, command: spec.command });
+    this.#pumpStdout(child.stdout);
+    this.#pumpStderr(child.stderr);
+    child.status.then((status) => {
+      if (!this.#closed) {
+        const how = status.signal
+          ? `was killed by ${status.signal}`
+          : `exited with code ${status.code}`;
+        this.#fail(new Error(`backend process ${how}`));
+      }
+    });
+    return Promise.resolve();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed || !this.#writer) throw new Error("backend process is not running");
+    try {
+      await this.#writer.write(this.#encoder.encode(JSON.stringify(message) + "\n"));
+    } catch {
+      throw new Error("backend process closed its input");
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return await this.#reap();
+    this.#closed = true;
+    await this.#reap();
+    this.onclose?.();
+  }
+
+  /** Ends the child: close stdin, SIGTERM, then SIGKILL after the grace period. */
+  async #reap(): Promise<void> {
+    const child = this.#child;
+    if (!child || !this.#exited) return;
+    this.#writer?.close().catch(() => {});
+    const exited = this.#exited.then(() => true);
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.options.killGraceMs);
+    });
+    const gone = await Promise.race([exited, timedOut]);
+    clearTimeout(timer);
+    if (!gone) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await this.#exited;
+    }
+  }
+
+  #fail(error: Error): void {
+    if (this.#closed) return;
+    this.onerror?.(error);
+    void this.close();
+  }
+
+  async #pumpStdout(stdout: ReadableStream<Uint8Array>): Promise<void> {
+    try {
+      for await (const line of readLines(stdout, this.options.maxMessageBytes)) {
+        if (line.trim() === "") continue;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return this.#fail(
+            new Error(`backend wrote invalid JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`),
+          );
+        }
+        if (!classify(parsed)) {
+          return this.#fail(
+            new Error(`backend wrote a message that is not JSON-RPC 2.0: ${line.slice(0, 120)}`),
+          );
+        }
+        this.onmessage?.(parsed as JSONRPCMessage);
+      }
+    } catch (error) {
+      return this.#fail(new Error(`backend output rejected: ${(error as Error).message}`));
+    }
+    if (!this.#closed) this.#fail(new Error("backend process closed its output"));
+  }
+
+  async #pumpStderr(stderr: ReadableStream<Uint8Array>): Promise<void> {
+    try {
+      for await (const line of readLines(stderr, 2000, { truncate: true })) {
+        if (line.trim()) this.options.logger.info("backend stderr", { line });
+      }
+    } catch {
+      // The pipe broke: the process is gone, and its exit is reported elsewhere.
+    }
+  }
+}

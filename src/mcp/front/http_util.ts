@@ -1,0 +1,85 @@
+/** Small HTTP helpers the front transports share: bodies with a size cap, Accept, replies. */
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../../sdk.ts";
+import { errorResponse, type RequestId } from "../jsonrpc.ts";
+
+export class BodyTooLargeError extends Error {
+  readonly code = "body_too_large";
+}
+
+/** Reads a request body as text, refusing more than `maxBytes` without reading it all. */
+export async function readBodyLimited(request: Request, maxBytes: number): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) {
+    await request.body?.cancel().catch(() => {});
+    throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
+  }
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder("utf-8", { fatal: true }).decode(all);
+}
+
+/** True when the Accept header admits `type` (directly, by `type/*`, or by `*\/*`). */
+export function accepts(header: string | null, type: string): boolean {
+  if (!header) return false;
+  const [major] = type.split("/");
+  return header.split(",").some((part) => {
+    const [range, ...params] = part.trim().toLowerCase().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    if (q && Number(q.slice(2)) === 0) return false;
+    return range === type || range === `${major}/*` || range === "*/*";
+  });
+}
+
+export function isSupportedProtocolVersion(version: string): boolean {
+  return (SUPPORTED_PROTOCOL_VERSIONS as string[]).includes(version);
+}
+
+export function jsonResponse(
+  body: unknown,
+  status = 200,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** An HTTP error carrying a JSON-RPC error body, as MCP clients expect on MCP endpoints. */
+export function rpcError(
+  status: number,
+  code: number,
+  message: string,
+  id: RequestId | null = null,
+  headers: Record<string, string> = {},
+): Response {
+  return jsonResponse(errorResponse(id, code, message), status, headers);
+}
+
+/** An HTTP error in the gateway's own shape: `{ error, error_description }`. */
+export function httpError(
+  status: number,
+  error: string,
+  description: string,
+  headers: Record<string, string> = {},
+): Response {
+  return jsonResponse({ error, error_description: description }, status, headers);
+}

@@ -1,0 +1,86 @@
+/**
+ * The legacy HTTP+SSE front (MCP 2024-11-05) at `/{server}/sse`: the GET stream's first event
+ * names the gateway's own message URL, every later event carries one JSON-RPC message, and
+ * the client POSTs its messages to `/{server}/message?sessionId=…`. The session lives exactly
+ * as long as the stream.
+ */
+import type { JSONRPCMessage } from "../../sdk.ts";
+import { RpcErrorCode } from "../jsonrpc.ts";
+import type { ClientChannel, Session } from "../session.ts";
+import { SessionLimitError } from "../sessions.ts";
+import { findOwnSession, type FrontContext } from "./context.ts";
+import { BodyTooLargeError, httpError, readBodyLimited, rpcError } from "./http_util.ts";
+import { parseClientMessage } from "./parse.ts";
+import { SSE_HEADERS, SseWriter } from "./sse.ts";
+
+class LegacyChannel implements ClientChannel {
+  constructor(private readonly writer: SseWriter) {}
+
+  deliver(message: JSONRPCMessage): void {
+    this.writer.write({ event: "message", data: JSON.stringify(message) });
+  }
+
+  ended(): void {
+    this.writer.close();
+  }
+}
+
+export async function handleLegacyStream(ctx: FrontContext): Promise<Response> {
+  let session: Session;
+  try {
+    session = await ctx.sessions.open(ctx.server, ctx.principal);
+  } catch (error) {
+    if (error instanceof SessionLimitError) {
+      return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
+    }
+    return httpError(
+      502,
+      "backend_unavailable",
+      `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`,
+    );
+  }
+  const writer = new SseWriter();
+  session.attach(new LegacyChannel(writer));
+  session.openStreams++;
+  writer.write({
+    event: "endpoint",
+    data: `${ctx.basePath}/${ctx.server.name}/message?sessionId=${session.id}`,
+  });
+  writer.closed.then(() => {
+    session.openStreams--;
+    void session.close("the client closed the SSE stream");
+  });
+  return new Response(writer.body, { headers: SSE_HEADERS });
+}
+
+export async function handleLegacyMessage(request: Request, ctx: FrontContext): Promise<Response> {
+  const rawId = new URL(request.url).searchParams.get("sessionId");
+  if (!rawId) {
+    return httpError(400, "invalid_request", "the sessionId query parameter is required");
+  }
+  const session = findOwnSession(ctx, rawId);
+  if (!session || !(session.channel instanceof LegacyChannel)) {
+    return httpError(
+      404,
+      "session_not_found",
+      "no open SSE session with this sessionId; open GET /sse again",
+    );
+  }
+  const contentType = request.headers.get("content-type") ?? "";
+  if (!contentType.toLowerCase().startsWith("application/json")) {
+    return httpError(415, "unsupported_media_type", "send the message as application/json");
+  }
+  let text: string;
+  try {
+    text = await readBodyLimited(request, ctx.maxMessageBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      return httpError(413, "payload_too_large", `${error.message} (limits.maxMessageBytes)`);
+    }
+    return rpcError(400, RpcErrorCode.parseError, "Parse error: the body is not valid UTF-8");
+  }
+  const parsed = parseClientMessage(text);
+  if (parsed instanceof Response) return parsed;
+  void session.fromClient(parsed.message as JSONRPCMessage);
+  return new Response("Accepted", { status: 202 });
+}

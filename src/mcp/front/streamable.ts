@@ -1,0 +1,208 @@
+/**
+ * The Streamable HTTP front (MCP 2025-11-25 transport) at `/{server}/mcp`: POST carries client
+ * messages and answers requests with SSE or JSON, GET opens the standalone stream or resumes
+ * one by `Last-Event-ID`, DELETE ends the session.
+ */
+import { RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
+import type { Session } from "../session.ts";
+import { SessionLimitError } from "../sessions.ts";
+import type { JSONRPCMessage } from "../../sdk.ts";
+import { findOwnSession, type FrontContext } from "./context.ts";
+import {
+  accepts,
+  BodyTooLargeError,
+  httpError,
+  isSupportedProtocolVersion,
+  jsonResponse,
+  readBodyLimited,
+  rpcError,
+} from "./http_util.ts";
+import { parseClientMessage } from "./parse.ts";
+import { SSE_HEADERS, SseWriter } from "./sse.ts";
+import { StreamableChannel } from "./streamable_channel.ts";
+
+const SESSION_HEADER = "mcp-session-id";
+/** Clients older than this do not expect the empty priming event. */
+const PRIMING_SINCE = "2025-11-25";
+
+export async function handleStreamablePost(request: Request, ctx: FrontContext): Promise<Response> {
+  const contentType = request.headers.get("content-type") ?? "";
+  if (!contentType.toLowerCase().startsWith("application/json")) {
+    return rpcError(
+      415,
+      RpcErrorCode.invalidRequest,
+      "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json",
+    );
+  }
+  const accept = request.headers.get("accept");
+  if (accept && !accepts(accept, "application/json") && !accepts(accept, "text/event-stream")) {
+    return rpcError(
+      406,
+      RpcErrorCode.invalidRequest,
+      "Not Acceptable: the Accept header must allow application/json and text/event-stream",
+    );
+  }
+  let text: string;
+  try {
+    text = await readBodyLimited(request, ctx.maxMessageBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      return httpError(
+        413,
+        "payload_too_large",
+        `${error.message} (limits.maxMessageBytes); send a smaller message`,
+      );
+    }
+    return rpcError(400, RpcErrorCode.parseError, "Parse error: the body is not valid UTF-8");
+  }
+  const parsed = parseClientMessage(text);
+  if (parsed instanceof Response) return parsed;
+
+  if (parsed.kind === "request" && parsed.message.method === "initialize") {
+    return await initialize(parsed.message, request, ctx);
+  }
+  const sessionHeader = request.headers.get(SESSION_HEADER);
+  if (!sessionHeader) {
+    return rpcError(
+      400,
+      RpcErrorCode.backendError,
+      "Bad Request: Mcp-Session-Id header is required (send initialize first to get one)",
+      parsed.kind === "request" ? parsed.message.id : null,
+    );
+  }
+  const session = findOwnSession(ctx, sessionHeader);
+  if (!session) return sessionNotFound(parsed.kind === "request" ? parsed.message.id : null);
+  const versionProblem = checkProtocolVersion(request);
+  if (versionProblem) return versionProblem;
+
+  if (parsed.kind !== "request") {
+    await session.fromClient(parsed.message as JSONRPCMessage);
+    return new Response(null, { status: 202 });
+  }
+  return answer(session, parsed.message, request);
+}
+
+async function initialize(message: RpcRequest, request: Request, ctx: FrontContext) {
+  let session: Session;
+  try {
+    session = await ctx.sessions.open(ctx.server, ctx.principal);
+  } catch (error) {
+    if (error instanceof SessionLimitError) {
+      return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
+    }
+    ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
+    return rpcError(
+      502,
+      RpcErrorCode.backendError,
+      `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`,
+      message.id,
+    );
+  }
+  session.attach(new StreamableChannel());
+  return answer(session, message, request);
+}
+
+function answer(
+  session: Session,
+  message: RpcRequest,
+  request: Request,
+): Response | Promise<Response> {
+  const channel = session.channel as StreamableChannel;
+  const headers = { [SESSION_HEADER]: session.id };
+  if (!accepts(request.headers.get("accept") ?? "*/*", "text/event-stream")) {
+    const response = channel.awaitResponse(message.id);
+    void session.fromClient(message as JSONRPCMessage);
+    return response.then((body) => jsonResponse(body, 200, headers));
+  }
+  const writer = new SseWriter();
+  session.openStreams++;
+  writer.closed.then(() => session.openStreams--);
+  channel.openRequestStream(message.id, writer, session.protocolVersion >= PRIMING_SINCE);
+  void session.fromClient(message as JSONRPCMessage);
+  return new Response(writer.body, { headers: { ...SSE_HEADERS, ...headers } });
+}
+
+export function handleStreamableGet(request: Request, ctx: FrontContext): Response {
+  if (!accepts(request.headers.get("accept"), "text/event-stream")) {
+    return rpcError(
+      406,
+      RpcErrorCode.invalidRequest,
+      "Not Acceptable: a GET opens an SSE stream; send Accept: text/event-stream",
+    );
+  }
+  const sessionHeader = request.headers.get(SESSION_HEADER);
+  if (!sessionHeader) {
+    return rpcError(
+      400,
+      RpcErrorCode.backendError,
+      "Bad Request: Mcp-Session-Id header is required",
+    );
+  }
+  const session = findOwnSession(ctx, sessionHeader);
+  if (!session) return sessionNotFound(null);
+  const versionProblem = checkProtocolVersion(request);
+  if (versionProblem) return versionProblem;
+
+  const channel = session.channel as StreamableChannel;
+  const writer = new SseWriter();
+  const lastEventId = request.headers.get("last-event-id");
+  if (lastEventId !== null) {
+    if (!channel.resume(lastEventId, writer)) {
+      writer.close();
+      return rpcError(
+        400,
+        RpcErrorCode.invalidRequest,
+        "Bad Request: Last-Event-ID names no stream of this session; open a new stream without it",
+      );
+    }
+  } else if (!channel.openStandalone(writer, session.protocolVersion >= PRIMING_SINCE)) {
+    writer.close();
+    return rpcError(
+      409,
+      RpcErrorCode.invalidRequest,
+      "Conflict: this session already has an open GET stream",
+    );
+  }
+  session.openStreams++;
+  writer.closed.then(() => {
+    session.openStreams--;
+    session.lastActivity = Date.now();
+  });
+  return new Response(writer.body, {
+    headers: { ...SSE_HEADERS, [SESSION_HEADER]: session.id },
+  });
+}
+
+export function handleStreamableDelete(request: Request, ctx: FrontContext): Response {
+  const sessionHeader = request.headers.get(SESSION_HEADER);
+  if (!sessionHeader) {
+    return rpcError(
+      400,
+      RpcErrorCode.backendError,
+      "Bad Request: Mcp-Session-Id header is required",
+    );
+  }
+  const session = findOwnSession(ctx, sessionHeader);
+  if (!session) return sessionNotFound(null);
+  void session.close("the client ended the session");
+  return new Response(null, { status: 204 });
+}
+
+function sessionNotFound(id: RpcRequest["id"] | null): Response {
+  return rpcError(
+    404,
+    RpcErrorCode.sessionNotFound,
+    "Session not found: it ended or never existed; send initialize to start a new one",
+    id,
+  );
+}
+
+function checkProtocolVersion(request: Request): Response | undefined {
+  const version = request.headers.get("mcp-protocol-version");
+  if (version === null || isSupportedProtocolVersion(version)) return undefined;
+  return rpcError(
+    400,
+    RpcErrorCode.invalidRequest,
+    `Bad Request: unsupported MCP-Protocol-Version "${version.slice(0, 40)}"`,
+  );
+}

@@ -1,0 +1,89 @@
+/**
+ * JSON-RPC 2.0 as MCP uses it: classifying raw values, building error responses, and keys for
+ * request ids (`1` and `"1"` are different ids).
+ */
+import type { JSONRPCMessage, RequestId } from "../sdk.ts";
+
+export type { JSONRPCMessage, RequestId };
+
+export interface RpcRequest {
+  jsonrpc: "2.0";
+  id: RequestId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+export interface RpcNotification {
+  jsonrpc: "2.0";
+  method: string;
+  params?: Record<string, unknown>;
+}
+export interface RpcResponse {
+  jsonrpc: "2.0";
+  id: RequestId;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+export type Classified =
+  | { kind: "request"; message: RpcRequest }
+  | { kind: "notification"; message: RpcNotification }
+  | { kind: "response"; message: RpcResponse };
+
+/** Standard and MCP error codes the gateway itself produces. */
+export const RpcErrorCode = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  internalError: -32603,
+  /** Gateway-level failure: backend gone, timeout, limit. */
+  backendError: -32000,
+  requestTimeout: -32001,
+  /** What the SDK servers answer for an unknown session. */
+  sessionNotFound: -32001,
+} as const;
+
+function isId(value: unknown): value is RequestId {
+  return typeof value === "string" || (typeof value === "number" && Number.isFinite(value));
+}
+
+function isParams(value: unknown): boolean {
+  return value === undefined || (typeof value === "object" && value !== null);
+}
+
+/** Sorts a parsed JSON value into a request, notification or response; undefined if none. */
+export function classify(value: unknown): Classified | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== "2.0") return undefined;
+  if (typeof m.method === "string") {
+    if (!isParams(m.params)) return undefined;
+    if ("id" in m) {
+      return isId(m.id) ? { kind: "request", message: m as unknown as RpcRequest } : undefined;
+    }
+    return { kind: "notification", message: m as unknown as RpcNotification };
+  }
+  if (isId(m.id) && ("result" in m) !== ("error" in m)) {
+    if ("error" in m) {
+      const error = m.error as Record<string, unknown> | null;
+      if (!error || typeof error.code !== "number" || typeof error.message !== "string") {
+        return undefined;
+      }
+    }
+    return { kind: "response", message: m as unknown as RpcResponse };
+  }
+  return undefined;
+}
+
+export function idKey(id: RequestId): string {
+  return typeof id === "number" ? `n${id}` : `s${id}`;
+}
+
+export function errorResponse(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): JSONRPCMessage {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage;
+}

@@ -1,0 +1,266 @@
+/**
+ * One client session bound to its own backend connection. Messages pass through unchanged;
+ * the session only keeps the books: which client requests are waiting (for timeouts and for
+ * routing progress), and what to tell the client when the backend fails.
+ */
+import type { ServerConfig } from "../config/types.ts";
+import type { SessionId } from "../core/ids.ts";
+import type { Principal } from "../core/principal.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { JSONRPCMessage } from "../sdk.ts";
+import type { Backend } from "./backends/connect.ts";
+import {
+  classify,
+  errorResponse,
+  idKey,
+  type RequestId,
+  RpcErrorCode,
+  type RpcRequest,
+  type RpcResponse,
+} from "./jsonrpc.ts";
+
+/** Where the session sends what the backend says. Implemented by each front transport. */
+export interface ClientChannel {
+  /** `related` is the client request this message belongs to, when the gateway knows it. */
+  deliver(message: JSONRPCMessage, related?: RequestId): void;
+  /** The session is over; `reason` says why, for the client's benefit. */
+  ended(reason: string): void;
+}
+
+interface PendingRequest {
+  id: RequestId;
+  method: string;
+  progressToken?: string | number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export interface SessionOptions {
+  id: SessionId;
+  server: ServerConfig;
+  principal: Principal;
+  backend: Backend;
+  requestTimeoutMs: number;
+  logger: Logger;
+  now: () => number;
+}
+
+export class Session {
+  readonly id: SessionId;
+  readonly server: ServerConfig;
+  readonly principal: Principal;
+  /** Protocol version agreed at initialize; 2025-03-26 until then (the spec's default). */
+  protocolVersion = "2025-03-26";
+  lastActivity: number;
+  /** Open client streams; a session holding one is not idle. */
+  openStreams = 0;
+
+  #channel?: ClientChannel;
+  #pending = new Map<string, PendingRequest>();
+  #closed = false;
+  #closeListeners: ((session: Session) => void)[] = [];
+  readonly #options: SessionOptions;
+
+  constructor(options: SessionOptions) {
+    this.#options = options;
+    this.id = options.id;
+    this.server = options.server;
+    this.principal = options.principal;
+    this.lastActivity = options.now();
+    const transport = options.backend.transport;
+    transport.onmessage = (message) => this.#fromBackend(message);
+    transport.onerror = (error) => this.#backendError(error);
+    transport.onclose = () => this.close(this.#lastError ?? "the backend closed the connection");
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  get channel(): ClientChannel | undefined {
+    return this.#channel;
+  }
+
+  attach(channel: ClientChannel): void {
+    this.#channel = channel;
+  }
+
+  onClose(listener: (session: Session) => void): void {
+    this.#closeListeners.push(listener);
+  }
+
+  async start(): Promise<void> {
+    await this.#options.backend.transport.start();
+  }
+
+  /** A message from the client. Errors for requests are answered through the channel. */
+  async fromClient(message: JSONRPCMessage): Promise<void> {
+    this.lastActivity = this.#options.now();
+    const classified = classify(message);
+    if (!classified) return;
+    if (this.#closed) {
+      if (classified.kind === "request") {
+        this.#reply(classified.message.id, RpcErrorCode.backendError, "the session has ended");
+      }
+      return;
+    }
+    if (classified.kind === "request") return await this.#request(classified.message);
+    if (
+      classified.kind === "notification" && classified.message.method === "notifications/cancelled"
+    ) {
+      const requestId = classified.message.params?.requestId as RequestId | undefined;
+      if (requestId !== undefined) this.#settle(requestId);
+    }
+    await this.#send(message).catch((error) =>
+      this.#options.logger.warn("could not forward to backend", { error })
+    );
+  }
+
+  async #request(request: RpcRequest): Promise<void> {
+    const key = idKey(request.id);
+    if (this.#pending.has(key)) {
+      return this.#reply(
+        request.id,
+        RpcErrorCode.invalidRequest,
+        `request id ${JSON.stringify(request.id)} is already in use by a request in flight`,
+      );
+    }
+    const meta = request.params?._meta as Record<string, unknown> | undefined;
+    const progressToken = meta?.progressToken as string | number | undefined;
+    this.#pending.set(key, {
+      id: request.id,
+      method: request.method,
+      progressToken,
+      timer: this.#startTimer(request.id, request.method),
+    });
+    try {
+      await this.#send(request as JSONRPCMessage);
+    } catch (error) {
+      if (this.#settle(request.id)) {
+        this.#reply(
+          request.id,
+          RpcErrorCode.backendError,
+          `could not reach the backend: ${(error as Error).message}`,
+        );
+      }
+    }
+  }
+
+  #startTimer(id: RequestId, method: string): ReturnType<typeof setTimeout> {
+    const timeoutMs = this.#options.requestTimeoutMs;
+    return setTimeout(() => {
+      if (!this.#settle(id)) return;
+      this.#reply(
+        id,
+        RpcErrorCode.requestTimeout,
+        `the backend did not answer ${method} within ${timeoutMs / 1000}s (limits.requestTimeout)`,
+      );
+      this.#send(
+        {
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: id, reason: "request timed out at the gateway" },
+        } as JSONRPCMessage,
+      ).catch(() => {});
+    }, timeoutMs);
+  }
+
+  #send(message: JSONRPCMessage): Promise<void> {
+    return this.#options.backend.transport.send(message);
+  }
+
+  /** Forgets a pending request; true if it was still pending. */
+  #settle(id: RequestId): boolean {
+    const key = idKey(id);
+    const pending = this.#pending.get(key);
+    if (!pending) return false;
+    clearTimeout(pending.timer);
+    this.#pending.delete(key);
+    return true;
+  }
+
+  #reply(id: RequestId, code: number, message: string): void {
+    this.#channel?.deliver(errorResponse(id, code, message), id);
+  }
+
+  #fromBackend(message: JSONRPCMessage): void {
+    this.lastActivity = this.#options.now();
+    const classified = classify(message);
+    if (!classified) return;
+    if (classified.kind === "response") {
+      const response = classified.message;
+      const pending = this.#pending.get(idKey(response.id));
+      if (!pending) {
+        this.#options.logger.debug("dropped a response to no pending request", {
+          id: response.id,
+        });
+        return;
+      }
+      this.#settle(response.id);
+      if (pending.method === "initialize") this.#initialized(response);
+      this.#channel?.deliver(message, response.id);
+      return;
+    }
+    let related: RequestId | undefined;
+    if (
+      classified.kind === "notification" && classified.message.method === "notifications/progress"
+    ) {
+      const token = classified.message.params?.progressToken;
+      for (const pending of this.#pending.values()) {
+        if (pending.progressToken !== undefined && pending.progressToken === token) {
+          related = pending.id;
+          // Progress shows the backend is working: the request's clock starts again.
+          clearTimeout(pending.timer);
+          pending.timer = this.#startTimer(pending.id, pending.method);
+          break;
+        }
+      }
+    }
+    this.#channel?.deliver(message, related);
+  }
+
+  /**
+   * The gateway does not offer the spec's durable tasks (they would outlive the session the
+   * gateway routes them by), so a backend's `tasks` capability is not passed on.
+   */
+  #initialized(response: RpcResponse): void {
+    const result = response.result as Record<string, unknown> | undefined;
+    if (!result) return;
+    if (typeof result.protocolVersion === "string") {
+      this.protocolVersion = result.protocolVersion;
+      this.#options.backend.transport.setProtocolVersion?.(result.protocolVersion);
+    }
+    const capabilities = result.capabilities as Record<string, unknown> | undefined;
+    if (capabilities && "tasks" in capabilities) delete capabilities.tasks;
+  }
+
+  #lastError?: string;
+
+  #backendError(error: Error): void {
+    // HTTP client transports report recoverable hiccups here too (a stream reconnecting);
+    // only stdio errors are fatal, and the stdio backend closes itself after reporting.
+    this.#options.logger.warn("backend error", { error: error.message });
+    this.#lastError = error.message;
+  }
+
+  /** Ends the session: pending requests get an error, the backend is stopped. */
+  async close(reason: string): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const why = reason;
+    for (const pending of [...this.#pending.values()]) {
+      this.#settle(pending.id);
+      this.#reply(
+        pending.id,
+        RpcErrorCode.backendError,
+        `${why} before answering ${pending.method}`,
+      );
+    }
+    this.#channel?.ended(why);
+    for (const listener of this.#closeListeners) listener(this);
+    await this.#options.backend.close();
+  }
+}
