@@ -1,0 +1,213 @@
+/** Hostile and malformed input at the HTTP edge: each gets its specific, documented error. */
+import assert from "node:assert/strict";
+import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const TOKEN = "bad-input-token-123456";
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+async function withGateway(fn: (gw: TestGateway, url: string) => Promise<void>) {
+  const gw = await startGateway(`
+baseUrl: http://127.0.0.1:{{PORT}}
+allowedOrigins: ["https://app.example.com"]
+limits: { maxMessageBytes: 64KiB }
+servers:
+  min:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
+`);
+  try {
+    await fn(gw, `${gw.url}/min/mcp`);
+  } finally {
+    await gw.close();
+  }
+}
+
+Deno.test("GET /health answers ok; unknown paths and servers get JSON 404s", async () => {
+  await withGateway(async (gw) => {
+    const health = await fetch(`${gw.url}/health`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: "ok" });
+    assert.equal(health.headers.get("x-content-type-options"), "nosniff");
+    assert.match(health.headers.get("x-request-id") ?? "", /^[0-9a-f]{16}$/);
+
+    const unknown = await post(`${gw.url}/nope/mcp`, INIT, mcpHeaders(auth));
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.json, {
+      error: "unknown_server",
+      error_description: 'no server named "nope" is configured',
+    });
+    const lost = await fetch(`${gw.url}/min/elsewhere`);
+    assert.equal(lost.status, 404);
+    assert.equal(((await lost.json()) as { error: string }).error, "not_found");
+  });
+});
+
+Deno.test("bearer auth: missing and wrong tokens get 401 with a Bearer challenge", async () => {
+  await withGateway(async (_gw, url) => {
+    const missing = await post(url, INIT);
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers.get("www-authenticate"), 'Bearer realm="gatehouse"');
+    assert.equal((missing.json as { error: string }).error, "unauthorized");
+
+    const wrong = await post(url, INIT, mcpHeaders({ authorization: "Bearer not-the-token" }));
+    assert.equal(wrong.status, 401);
+    assert.equal(
+      wrong.headers.get("www-authenticate"),
+      'Bearer realm="gatehouse", error="invalid_token"',
+    );
+    assert.deepEqual(wrong.json, {
+      error: "invalid_token",
+      error_description: 'the bearer token is not valid for the server "min"',
+    });
+    const basic = await post(url, INIT, mcpHeaders({ authorization: `Basic ${btoa("a:b")}` }));
+    assert.equal(basic.status, 401);
+  });
+});
+
+Deno.test("Origin: a foreign origin gets 403, the gateway's own and configured ones pass", async () => {
+  await withGateway(async (gw, url) => {
+    const foreign = await post(url, INIT, mcpHeaders({ ...auth, origin: "https://evil.example" }));
+    assert.equal(foreign.status, 403);
+    assert.equal((foreign.json as { error: string }).error, "forbidden_origin");
+
+    const own = await post(url, INIT, mcpHeaders({ ...auth, origin: gw.url }));
+    assert.equal(own.status, 200);
+    const configured = await post(
+      url,
+      INIT,
+      mcpHeaders({ ...auth, origin: "https://app.example.com" }),
+    );
+    assert.equal(configured.status, 200);
+    assert.equal(
+      configured.headers.get("access-control-allow-origin"),
+      "https://app.example.com",
+    );
+    for (const r of [own, configured]) {
+      await fetch(url, {
+        method: "DELETE",
+        headers: { ...auth, "mcp-session-id": r.headers.get("mcp-session-id")! },
+      });
+    }
+  });
+});
+
+Deno.test("malformed JSON, batches and non-JSON-RPC bodies get JSON-RPC errors", async () => {
+  await withGateway(async (_gw, url) => {
+    const headers = mcpHeaders(auth);
+    const broken = await post(url, "{not json", headers);
+    assert.equal(broken.status, 400);
+    assert.equal((broken.json as { error: { code: number } }).error.code, -32700);
+
+    const batch = await post(url, [INIT, INIT], headers);
+    assert.equal(batch.status, 400);
+    assert.match((batch.json as { error: { message: string } }).error.message, /batches are not supported/);
+
+    const notRpc = await post(url, { hello: "world" }, headers);
+    assert.equal(notRpc.status, 400);
+    assert.equal((notRpc.json as { error: { code: number } }).error.code, -32600);
+
+    const wrongType = await post(url, JSON.stringify(INIT), {
+      ...headers,
+      "content-type": "text/plain",
+    });
+    assert.equal(wrongType.status, 415);
+  });
+});
+
+Deno.test("an oversized body gets 413 and the gateway keeps serving", async () => {
+  await withGateway(async (_gw, url) => {
+    const huge = { ...INIT, params: { ...INIT.params, padding: "x".repeat(100 * 1024) } };
+    const tooBig = await post(url, huge, mcpHeaders(auth));
+    assert.equal(tooBig.status, 413);
+    assert.equal((tooBig.json as { error: string }).error, "payload_too_large");
+    const session = await openSession(url, auth);
+    assert.match(session, /^[0-9a-f]{32}$/);
+    await fetch(url, { method: "DELETE", headers: { ...auth, "mcp-session-id": session } });
+  });
+});
+
+Deno.test("sessions: missing id 400, unknown or ended id 404, bad protocol version 400", async () => {
+  await withGateway(async (_gw, url) => {
+    const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
+    const noSession = await post(url, list, mcpHeaders(auth));
+    assert.equal(noSession.status, 400);
+    assert.match(JSON.stringify(noSession.json), /Mcp-Session-Id header is required/);
+
+    const unknown = await post(url, list, mcpHeaders({ ...auth, "mcp-session-id": "f".repeat(32) }));
+    assert.equal(unknown.status, 404);
+
+    const session = await openSession(url, auth);
+    const ok = await post(url, list, mcpHeaders({ ...auth, "mcp-session-id": session }));
+    assert.equal(ok.status, 200);
+    assert.equal((ok.json as { result: { tools: unknown[] } }).result.tools.length, 2);
+
+    const badVersion = await post(
+      url,
+      list,
+      mcpHeaders({ ...auth, "mcp-session-id": session, "mcp-protocol-version": "1999-01-01" }),
+    );
+    assert.equal(badVersion.status, 400);
+    assert.match(JSON.stringify(badVersion.json), /unsupported MCP-Protocol-Version/);
+
+    const ended = await fetch(url, {
+      method: "DELETE",
+      headers: { ...auth, "mcp-session-id": session },
+    });
+    assert.equal(ended.status, 204);
+    const after = await post(url, list, mcpHeaders({ ...auth, "mcp-session-id": session }));
+    assert.equal(after.status, 404);
+  });
+});
+
+Deno.test("another user's session id is treated as unknown", async () => {
+  const gw = await startGateway(`
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  min:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    serviceAuths: [{ type: bearer, tokens: ["alice-token-123", "bob-token-4567"] }]
+`);
+  try {
+    const url = `${gw.url}/min/mcp`;
+    const alice = await openSession(url, { authorization: "Bearer alice-token-123" });
+    const stolen = await post(
+      url,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      mcpHeaders({ authorization: "Bearer bob-token-4567", "mcp-session-id": alice }),
+    );
+    assert.equal(stolen.status, 404);
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("JSON responses when the client accepts only JSON; payloads pass unchanged", async () => {
+  await withGateway(async (_gw, url) => {
+    const session = await openSession(url, auth);
+    const call = {
+      jsonrpc: "2.0",
+      id: "str-id",
+      method: "tools/call",
+      params: { name: "echo", arguments: { nested: { a: [1, 2] } }, _meta: { custom: "x" } },
+    };
+    const response = await post(url, call, {
+      ...auth,
+      "content-type": "application/json",
+      accept: "application/json",
+      "mcp-session-id": session,
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("content-type"), "application/json");
+    assert.deepEqual(response.json, {
+      jsonrpc: "2.0",
+      id: "str-id",
+      result: { content: [{ type: "text", text: '{"nested":{"a":[1,2]}}' }] },
+    });
+  });
+});
