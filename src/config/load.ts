@@ -33,7 +33,7 @@ export function parseConfigText(text: string, env: EnvLookup, file?: string): Re
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const issues: ConfigIssue[] = doc.errors.map((error) => ({
     path: [],
-    line: error.linePos?.[0].line,
+    line: error.linePos?.[0].line ?? lineCounter.linePos(error.pos[0]).line,
     message: `YAML syntax: ${error.message.split("\n")[0]}`,
     hint: "check indentation and quoting around this line",
   }));

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { ConfigError } from "./issues.ts";
+import { parseConfigText } from "./load.ts";
+
+const env = (vars: Record<string, string>) => (name: string) => vars[name];
+
+function issuesOf(yaml: string, vars: Record<string, string> = {}) {
+  try {
+    parseConfigText(yaml, env(vars), "config.yaml");
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error;
+  }
+  assert.fail("expected a ConfigError");
+}
+
+Deno.test("parseConfigText() fills every default and substitutes ${ENV}", () => {
+  const config = parseConfigText(
+    `
+servers:
+  demo:
+    transport: stdio
+    command: deno
+    serviceAuths: [{ type: bearer, tokens: ["\${TOKEN}", "\${OTHER:-fallback}"] }]
+`,
+    env({ TOKEN: "from-env" }),
+  );
+  assert.deepEqual(config.listen, { hostname: "127.0.0.1", port: 8080 });
+  assert.equal(config.baseUrl, "http://127.0.0.1:8080");
+  assert.equal(config.limits.maxMessageBytes, 4 * 1024 * 1024);
+  assert.equal(config.limits.sessionIdleTimeoutMs, 300_000);
+  const auth = config.servers.get("demo" as never)!.serviceAuths[0];
+  assert.deepEqual(auth.tokens.map((t) => t.reveal()), ["from-env", "fallback"]);
+  assert.equal(JSON.stringify(auth), '{"type":"bearer","tokens":["***","***"]}');
+});
+
+Deno.test("parseConfigText() reports every error with its path, line and a hint", () => {
+  const error = issuesOf(`listen: nowhere
+limits:
+  requestTimeout: soon
+  sesionsPerUser: 3
+servers:
+  open:
+    transport: stdio
+    command: deno
+  remote:
+    transport: streamable-http
+    url: \${REMOTE_URL}
+    public: true
+  weird:
+    transport: carrier-pigeon
+`);
+  const lines = error.issues.map((i) => [i.path.join("."), i.line, i.message]);
+  assert.deepEqual(lines, [
+    ["servers.remote.url", 11, "environment variable REMOTE_URL is not set"],
+    ["listen", 1, 'expected host:port, got "nowhere"'],
+    ["servers.open", 6, "has no authentication"],
+    ["servers.remote.url", 11, 'not an http(s) URL: "${REMOTE_URL}"'],
+    ["servers.weird.transport", 14, 'unknown transport "carrier-pigeon"'],
+    ["limits.sesionsPerUser", 4, 'unknown key "sesionsPerUser"'],
+    ["limits.requestTimeout", 3, 'expected a duration, got "soon"'],
+  ]);
+  assert.equal(
+    error.issues.find((i) => i.path.join(".") === "limits.sesionsPerUser")?.hint,
+    'did you mean "sessionsPerUser"?',
+  );
+  assert.match(error.message, /config\.yaml:6 servers\.open: has no authentication\n\s+hint: add serviceAuths/);
+});
+
+Deno.test("parseConfigText() reports YAML syntax errors with their line", () => {
+  const error = issuesOf("servers:\n  demo: [unclosed\n");
+  assert.equal(error.issues.length >= 1, true);
+  assert.match(error.issues[0].message, /^YAML syntax/);
+  assert.equal(typeof error.issues[0].line, "number");
+});
+
+Deno.test("parseConfigText() refuses short secrets, bad placeholders and bad names", () => {
+  const error = issuesOf(`secret: too-short
+servers:
+  Bad/Name:
+    transport: stdio
+    command: x
+    args: ["{{user.password}}"]
+    public: true
+`);
+  const messages = error.issues.map((i) => i.message);
+  assert.ok(messages.includes("is shorter than 32 bytes"));
+  assert.ok(messages.includes('invalid server name "Bad/Name"'));
+  assert.ok(messages.includes('unknown placeholder "{{user.password}}"'));
+  assert.ok(!error.message.includes("too-short"), "a secret never appears in errors");
+});
