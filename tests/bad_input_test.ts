@@ -104,7 +104,10 @@ Deno.test("malformed JSON, batches and non-JSON-RPC bodies get JSON-RPC errors",
 
     const batch = await post(url, [INIT, INIT], headers);
     assert.equal(batch.status, 400);
-    assert.match((batch.json as { error: { message: string } }).error.message, /batches are not supported/);
+    assert.match(
+      (batch.json as { error: { message: string } }).error.message,
+      /batches are not supported/,
+    );
 
     const notRpc = await post(url, { hello: "world" }, headers);
     assert.equal(notRpc.status, 400);
@@ -137,7 +140,11 @@ Deno.test("sessions: missing id 400, unknown or ended id 404, bad protocol versi
     assert.equal(noSession.status, 400);
     assert.match(JSON.stringify(noSession.json), /Mcp-Session-Id header is required/);
 
-    const unknown = await post(url, list, mcpHeaders({ ...auth, "mcp-session-id": "f".repeat(32) }));
+    const unknown = await post(
+      url,
+      list,
+      mcpHeaders({ ...auth, "mcp-session-id": "f".repeat(32) }),
+    );
     assert.equal(unknown.status, 404);
 
     const session = await openSession(url, auth);

@@ -33,7 +33,10 @@ Deno.test("main.ts check lists every error with line and hint, hides secrets (ex
   assert.equal(result.code, 1);
   assert.match(result.stderr, /bad\.yaml: 4 errors/);
   assert.match(result.stderr, /bad\.yaml:1 secret: is shorter than 32 bytes/);
-  assert.match(result.stderr, /bad\.yaml:3 servers\.a\.command: is required\n\s+hint: the program to start/);
+  assert.match(
+    result.stderr,
+    /bad\.yaml:3 servers\.a\.command: is required\n\s+hint: the program to start/,
+  );
   assert.match(result.stderr, /hint: /);
   assert.ok(!result.stderr.includes("short-secret-value"));
 });

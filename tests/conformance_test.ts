@@ -61,7 +61,13 @@ servers:
     }
     const mark = (r?: { passed: number; failed: number }) =>
       r ? (r.failed ? `FAIL ${r.passed}/${r.passed + r.failed}` : `ok ${r.passed}`) : "-";
-    console.log("scenario".padEnd(34), "direct".padEnd(10), "stdio".padEnd(10), "http".padEnd(10), "sse");
+    console.log(
+      "scenario".padEnd(34),
+      "direct".padEnd(10),
+      "stdio".padEnd(10),
+      "http".padEnd(10),
+      "sse",
+    );
     for (const scenario of direct.keys()) {
       console.log(
         scenario.padEnd(34),

@@ -43,12 +43,18 @@ Deno.test("faults: crash, garbage and hang each fail one session with a clear er
     const bystander = await connectClient(gw.url, "fx", "streamable");
     await t.step("a backend killed mid-call", async () => {
       const client = await connectClient(gw.url, "fx", "streamable");
-      await assert.rejects(client.callTool({ name: "crash" }), /backend process exited with code 3/);
+      await assert.rejects(
+        client.callTool({ name: "crash" }),
+        /backend process exited with code 3/,
+      );
       await client.close().catch(() => {});
     });
     await t.step("a backend that prints garbage", async () => {
       const client = await connectClient(gw.url, "fx", "sse");
-      await assert.rejects(client.callTool({ name: "garbage" }), /invalid JSON-RPC: "this is not json"/);
+      await assert.rejects(
+        client.callTool({ name: "garbage" }),
+        /invalid JSON-RPC: "this is not json"/,
+      );
       await client.close().catch(() => {});
     });
     await t.step("a backend that never answers", async () => {
@@ -125,8 +131,13 @@ Deno.test("200 sessions opened and closed leave 0 child processes behind", async
           { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pid" } },
           mcpHeaders({ "mcp-session-id": session }),
         );
-        pids.push(Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text));
-        const closed = await fetch(url, { method: "DELETE", headers: { "mcp-session-id": session } });
+        pids.push(
+          Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text),
+        );
+        const closed = await fetch(url, {
+          method: "DELETE",
+          headers: { "mcp-session-id": session },
+        });
         assert.equal(closed.status, 204);
       }));
     }
@@ -152,7 +163,9 @@ Deno.test("shutdown ends every session and stops every backend", async () => {
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pid" } },
       mcpHeaders({ "mcp-session-id": session }),
     );
-    pids.push(Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text));
+    pids.push(
+      Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text),
+    );
   }
   assert.equal(pids.filter(isAlive).length, 5);
   await gw.close();

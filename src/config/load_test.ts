@@ -64,7 +64,10 @@ servers:
     error.issues.find((i) => i.path.join(".") === "limits.sesionsPerUser")?.hint,
     'did you mean "sessionsPerUser"?',
   );
-  assert.match(error.message, /config\.yaml:6 servers\.open: has no authentication\n\s+hint: add serviceAuths/);
+  assert.match(
+    error.message,
+    /config\.yaml:6 servers\.open: has no authentication\n\s+hint: add serviceAuths/,
+  );
 });
 
 Deno.test("parseConfigText() reports YAML syntax errors with their line", () => {
