@@ -129,7 +129,15 @@ export class StdioBackend implements Transport {
     } catch (error) {
       return this.#fail(new Error(`backend output rejected: ${(error as Error).message}`));
     }
-    if (!this.#closed) this.#fail(new Error("backend process closed its output"));
+    // Output usually ends because the process exited: give its status a moment to arrive so
+    // the error names the exit code rather than the closed pipe.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const status = await Promise.race([
+      this.#exited!,
+      new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), 500)),
+    ]);
+    clearTimeout(timer);
+    this.#fail(new Error(status ? describeExit(status) : "backend process closed its output"));
   }
 
   async #pumpStderr(stderr: ReadableStream<Uint8Array>): Promise<void> {
@@ -141,4 +149,10 @@ export class StdioBackend implements Transport {
       // The pipe broke: the process is gone, and its exit is reported elsewhere.
     }
   }
+}
+
+function describeExit(status: Deno.CommandStatus): string {
+  return status.signal
+    ? `backend process was killed by ${status.signal}`
+    : `backend process exited with code ${status.code}`;
 }
