@@ -130,16 +130,8 @@ export function handleStreamableGet(request: Request, ctx: FrontContext): Respon
       "Not Acceptable: a GET opens an SSE stream; send Accept: text/event-stream",
     );
   }
-  const sessionHeader = request.headers.get(SESSION_HEADER);
-  if (!sessionHeader) {
-    return rpcError(
-      400,
-      RpcErrorCode.backendError,
-      "Bad Request: Mcp-Session-Id header is required",
-    );
-  }
-  const session = findOwnSession(ctx, sessionHeader);
-  if (!session) return sessionNotFound(null);
+  const session = sessionOf(request, ctx);
+  if (session instanceof Response) return session;
   const versionProblem = checkProtocolVersion(request);
   if (versionProblem) return versionProblem;
 
@@ -174,6 +166,14 @@ export function handleStreamableGet(request: Request, ctx: FrontContext): Respon
 }
 
 export function handleStreamableDelete(request: Request, ctx: FrontContext): Response {
+  const session = sessionOf(request, ctx);
+  if (session instanceof Response) return session;
+  void session.close("the client ended the session");
+  return new Response(null, { status: 204 });
+}
+
+/** The caller's session named by the Mcp-Session-Id header, or the error to answer with. */
+function sessionOf(request: Request, ctx: FrontContext): Session | Response {
   const sessionHeader = request.headers.get(SESSION_HEADER);
   if (!sessionHeader) {
     return rpcError(
@@ -182,10 +182,7 @@ export function handleStreamableDelete(request: Request, ctx: FrontContext): Res
       "Bad Request: Mcp-Session-Id header is required",
     );
   }
-  const session = findOwnSession(ctx, sessionHeader);
-  if (!session) return sessionNotFound(null);
-  void session.close("the client ended the session");
-  return new Response(null, { status: 204 });
+  return findOwnSession(ctx, sessionHeader) ?? sessionNotFound(null);
 }
 
 function sessionNotFound(id: RpcRequest["id"] | null): Response {
