@@ -66,7 +66,7 @@ servers:
   );
   assert.match(
     error.message,
-    /config\.yaml:6 servers\.open: has no authentication\n\s+hint: add serviceAuths/,
+    /config\.yaml:6 servers\.open: has no authentication\n\s+hint: configure oauth:, add serviceAuths/,
   );
 });
 
@@ -91,4 +91,31 @@ servers:
   assert.ok(messages.includes('invalid server name "Bad/Name"'));
   assert.ok(messages.includes('unknown placeholder "{{user.password}}"'));
   assert.ok(!error.message.includes("too-short"), "a secret never appears in errors");
+});
+
+Deno.test("parseConfigText() reports every oauth problem with its path", () => {
+  const yaml = `
+baseUrl: http://gw.example.com
+servers:
+  a: { transport: stdio, command: x }
+oauth:
+  accesTokenTtl: 1h
+  idp: { provider: okta, clientId: gh }
+  allow: { domains: ["not a domain"] }
+`;
+  let error: unknown;
+  try {
+    parseConfigText(yaml, () => undefined);
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error instanceof ConfigError);
+  const text = error.issues.map((i) => `${i.path.join(".")}: ${i.message} ${i.hint ?? ""}`)
+    .join("\n");
+  assert.match(text, /oauth\.accesTokenTtl: unknown key .*did you mean "accessTokenTtl"/);
+  assert.match(text, /oauth\.idp\.provider: unknown provider "okta"/);
+  assert.match(text, /oauth\.idp\.clientSecret: is required/);
+  assert.match(text, /oauth\.allow\.domains\.0: not a domain/);
+  assert.match(text, /baseUrl: must be https when oauth is configured/);
+  assert.doesNotMatch(text, /servers\.a: has no authentication/);
 });

@@ -51,6 +51,54 @@ export interface HttpServerConfig extends ServerCommon {
 
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
+export type IdpProvider = "oidc" | "google" | "azure" | "github";
+
+export interface IdpConfig {
+  provider: IdpProvider;
+  /** OIDC issuer with discovery; filled in for google and azure. Unused for github. */
+  issuer?: string;
+  /** Entra tenant id or domain (azure). */
+  tenant?: string;
+  clientId: string;
+  clientSecret: Secret;
+  scopes: string[];
+  /** GitHub web and API roots; differ from github.com only for GitHub Enterprise Server. */
+  githubUrl: string;
+  githubApiUrl: string;
+}
+
+/** Who may get a token: any one rule matching admits the person. */
+export interface AccessPolicy {
+  domains: string[];
+  emails: string[];
+  orgs: string[];
+  /** Everyone the identity provider authenticates; must be said explicitly. */
+  anyone: boolean;
+}
+
+export interface ClientMetadataDocumentsConfig {
+  enabled: boolean;
+  /** Hosts allowed to resolve to private or loopback addresses (they are refused otherwise). */
+  allowPrivateHosts: string[];
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export interface OAuthConfig {
+  accessTokenTtlMs: number;
+  refreshTokenTtlMs: number;
+  authorizationCodeTtlMs: number;
+  /** How long a person has to finish logging in after /authorize. */
+  authorizationRequestTtlMs: number;
+  /** A registered client that never obtains a token is forgotten after this long. */
+  unusedClientTtlMs: number;
+  /** The browser's single sign-on session. */
+  ssoSessionTtlMs: number;
+  idp: IdpConfig;
+  allow: AccessPolicy;
+  clientMetadataDocuments: ClientMetadataDocumentsConfig;
+}
+
 export interface ResolvedConfig {
   listen: { hostname: string; port: number };
   /** Public URL without a trailing slash; server X's service URI is `${baseUrl}/X`. */
@@ -59,6 +107,8 @@ export interface ResolvedConfig {
   storage: string;
   /** Master secret; absent means "generate one and keep it in storage". */
   secret?: Secret;
+  /** Earlier master secrets: tokens they signed still verify while clients move over. */
+  previousSecrets: Secret[];
   /** Origins (scheme://host[:port]) allowed on MCP endpoints besides the gateway's own. */
   allowedOrigins: string[];
   limits: Limits;
@@ -66,4 +116,6 @@ export interface ResolvedConfig {
   shutdownGraceMs: number;
   logLevel: LogLevel;
   servers: Map<ServerName, ServerConfig>;
+  /** The authorization server; absent means OAuth endpoints answer 404. */
+  oauth?: OAuthConfig;
 }

@@ -2,10 +2,11 @@
  * Turns the parsed YAML (`unknown`, `${ENV}` already substituted) into a `ResolvedConfig`,
  * collecting every problem with its path and a hint instead of stopping at the first.
  */
-import { parseDuration, parseSize } from "../core/units.ts";
 import { isValidServerName, type ServerName } from "../core/ids.ts";
 import { Secret } from "../core/secret.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
+import { Checker, describe, type Dict } from "./checker.ts";
+import { parseOAuth } from "./oauth.ts";
 import type {
   HttpServerConfig,
   Limits,
@@ -39,6 +40,8 @@ const TOP_KEYS = [
   "shutdownGrace",
   "logLevel",
   "servers",
+  "previousSecrets",
+  "oauth",
 ];
 const LIMIT_KEYS = [
   "sessionsPerUser",
@@ -52,155 +55,6 @@ const STDIO_KEYS = [...COMMON_SERVER_KEYS, "command", "args", "env", "cwd"];
 const HTTP_KEYS = [...COMMON_SERVER_KEYS, "url", "headers"];
 const TRANSPORTS = ["stdio", "streamable-http", "sse", "aggregate"];
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
-const KNOWN_PLACEHOLDERS = new Set(["user.id", "user.email", "user.token"]);
-
-type Dict = Record<string, unknown>;
-
-class Checker {
-  readonly issues: ConfigIssue[] = [];
-
-  fail(path: ConfigPath, message: string, hint?: string): undefined {
-    this.issues.push({ path, message, hint });
-    return undefined;
-  }
-
-  /** A mapping; `allowed` lists its keys, or "any" for free-form maps (env, headers). */
-  object(value: unknown, path: ConfigPath, allowed: string[] | "any"): Dict | undefined {
-    if (value === undefined || value === null) return {};
-    if (typeof value !== "object" || Array.isArray(value)) {
-      return this.fail(path, `expected a mapping, got ${describe(value)}`);
-    }
-    if (allowed === "any") return value as Dict;
-    for (const key of Object.keys(value)) {
-      if (!allowed.includes(key)) {
-        const guess = closest(key, allowed);
-        this.fail(
-          [...path, key],
-          `unknown key "${key}"`,
-          guess ? `did you mean "${guess}"?` : `allowed here: ${allowed.join(", ")}`,
-        );
-      }
-    }
-    return value as Dict;
-  }
-
-  string(value: unknown, path: ConfigPath, hint?: string): string | undefined {
-    if (typeof value === "string" && value.length > 0) return value;
-    if (value === undefined) return this.fail(path, "is required", hint);
-    return this.fail(path, `expected a non-empty string, got ${describe(value)}`, hint);
-  }
-
-  optionalString(value: unknown, path: ConfigPath): string | undefined {
-    return value === undefined ? undefined : this.string(value, path);
-  }
-
-  boolean(value: unknown, path: ConfigPath, fallback: boolean): boolean {
-    if (value === undefined) return fallback;
-    if (typeof value === "boolean") return value;
-    this.fail(path, `expected true or false, got ${describe(value)}`);
-    return fallback;
-  }
-
-  positiveInteger(value: unknown, path: ConfigPath, fallback: number): number {
-    if (value === undefined) return fallback;
-    if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
-    this.fail(path, `expected a whole number above 0, got ${describe(value)}`);
-    return fallback;
-  }
-
-  duration(value: unknown, path: ConfigPath, fallback: number): number {
-    if (value === undefined) return fallback;
-    const ms = typeof value === "string" ? parseDuration(value) : undefined;
-    if (ms !== undefined && ms > 0) return ms;
-    this.fail(path, `expected a duration, got ${describe(value)}`, 'write e.g. "30s", "5m", "1h"');
-    return fallback;
-  }
-
-  size(value: unknown, path: ConfigPath, fallback: number): number {
-    if (value === undefined) return fallback;
-    const bytes = typeof value === "string"
-      ? parseSize(value)
-      : typeof value === "number" && Number.isInteger(value)
-      ? value
-      : undefined;
-    if (bytes !== undefined && bytes > 0) return bytes;
-    this.fail(path, `expected a size, got ${describe(value)}`, 'write e.g. "512KiB", "4MiB"');
-    return fallback;
-  }
-
-  stringList(value: unknown, path: ConfigPath): string[] {
-    if (value === undefined || value === null) return [];
-    if (!Array.isArray(value)) {
-      this.fail(path, `expected a list, got ${describe(value)}`);
-      return [];
-    }
-    const out: string[] = [];
-    value.forEach((item, i) => {
-      if (typeof item === "string" || typeof item === "number") out.push(String(item));
-      else this.fail([...path, i], `expected a string, got ${describe(item)}`);
-    });
-    return out;
-  }
-
-  stringMap(value: unknown, path: ConfigPath): Record<string, string> {
-    const dict = this.object(value, path, "any");
-    const out: Record<string, string> = {};
-    if (!dict) return out;
-    for (const [key, item] of Object.entries(dict)) {
-      if (typeof item === "string" || typeof item === "number" || typeof item === "boolean") {
-        out[key] = String(item);
-      } else this.fail([...path, key], `expected a string, got ${describe(item)}`);
-    }
-    return out;
-  }
-
-  placeholders(text: string, path: ConfigPath): void {
-    for (const match of text.matchAll(PLACEHOLDER)) {
-      if (!KNOWN_PLACEHOLDERS.has(match[1])) {
-        this.fail(
-          path,
-          `unknown placeholder "${match[0]}"`,
-          "available: {{user.id}}, {{user.email}}, {{user.token}}",
-        );
-      }
-    }
-  }
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a mapping";
-  if (typeof value === "string") return `"${value.length > 40 ? value.slice(0, 40) + "…" : value}"`;
-  return `${typeof value} ${String(value)}`;
-}
-
-/** The allowed key nearest to a misspelt one, if any is near enough to suggest. */
-function closest(word: string, candidates: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        previous[j] + 1,
-        current[j - 1] + 1,
-        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length];
-}
 
 function parseListen(c: Checker, value: unknown): { hostname: string; port: number } {
   const text = value === undefined ? DEFAULT_LISTEN : String(value);
@@ -314,7 +168,12 @@ function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): Servic
   return auths;
 }
 
-function parseServer(c: Checker, name: string, value: unknown): ServerConfig | undefined {
+function parseServer(
+  c: Checker,
+  name: string,
+  value: unknown,
+  oauthConfigured: boolean,
+): ServerConfig | undefined {
   const path: ConfigPath = ["servers", name];
   if (!isValidServerName(name)) {
     c.fail(
@@ -347,11 +206,11 @@ function parseServer(c: Checker, name: string, value: unknown): ServerConfig | u
     public: c.boolean(raw.public, [...path, "public"], false),
     serviceAuths: parseServiceAuths(c, raw.serviceAuths, [...path, "serviceAuths"]),
   };
-  if (!common.public && common.serviceAuths.length === 0) {
+  if (!common.public && common.serviceAuths.length === 0 && !oauthConfigured) {
     c.fail(
       path,
       "has no authentication",
-      "add serviceAuths: [{ type: bearer, tokens: [...] }], or say public: true to serve it to anyone",
+      "configure oauth:, add serviceAuths: [{ type: bearer, tokens: [...] }], or say public: true to serve it to anyone",
     );
   }
   if (common.public && common.serviceAuths.length > 0) {
@@ -398,6 +257,11 @@ function parseServer(c: Checker, name: string, value: unknown): ServerConfig | u
   return server;
 }
 
+function isLoopbackUrl(text: string): boolean {
+  const host = new URL(text).hostname;
+  return host === "localhost" || host === "[::1]" || /^127\./.test(host);
+}
+
 /** Validates a parsed configuration document: the resolved config, or every issue found. */
 export function validateConfig(
   input: unknown,
@@ -428,6 +292,21 @@ export function validateConfig(
     c.fail(["logLevel"], `unknown level ${describe(logLevel)}`, "one of: debug, info, warn, error");
   }
 
+  const previousSecrets = c.stringList(raw.previousSecrets, ["previousSecrets"]).map((text, i) => {
+    if (new TextEncoder().encode(text).length < MIN_SECRET_BYTES) {
+      c.fail(["previousSecrets", i], `is shorter than ${MIN_SECRET_BYTES} bytes`);
+    }
+    return new Secret(text);
+  });
+  const oauth = parseOAuth(c, raw.oauth);
+  if (oauth && baseUrl.startsWith("http:") && !isLoopbackUrl(baseUrl)) {
+    c.fail(
+      ["baseUrl"],
+      "must be https when oauth is configured",
+      "tokens and login cookies must not travel in clear; http is accepted for localhost only",
+    );
+  }
+
   const servers = new Map<ServerName, ServerConfig>();
   const rawServers = c.object(raw.servers, ["servers"], "any");
   if (rawServers) {
@@ -435,7 +314,7 @@ export function validateConfig(
       c.fail(["servers"], "no servers are configured", "add at least one under servers:");
     }
     for (const [name, value] of Object.entries(rawServers)) {
-      const server = parseServer(c, name, value);
+      const server = parseServer(c, name, value, oauth !== undefined);
       if (server) servers.set(server.name, server);
     }
   }
@@ -450,6 +329,8 @@ export function validateConfig(
     shutdownGraceMs: c.duration(raw.shutdownGrace, ["shutdownGrace"], DEFAULT_SHUTDOWN_GRACE_MS),
     logLevel: logLevel as LogLevel,
     servers,
+    previousSecrets,
+    oauth,
   };
   return c.issues.length ? { issues: c.issues } : { config, issues: [] };
 }

@@ -1,4 +1,5 @@
 /** Random identifiers and secrets from the platform's CSPRNG. */
+import { encodeBase64Url } from "./base64url.ts";
 
 export function randomHex(bytes: number): string {
   const buffer = crypto.getRandomValues(new Uint8Array(bytes));
@@ -6,9 +7,7 @@ export function randomHex(bytes: number): string {
 }
 
 export function randomBase64Url(bytes: number): string {
-  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...buffer)).replace(/\+/g, "-").replace(/\//g, "_")
-    .replace(/=+$/, "");
+  return encodeBase64Url(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 /** Short, non-reversible tag of a secret, for logs and per-token identities. */

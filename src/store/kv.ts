@@ -3,7 +3,7 @@
  * one file see "database is locked" now and then, so every commit is retried a bounded number
  * of times with a short random back-off.
  */
-import type { Store, StoreKey } from "./store.ts";
+import type { Store, StoreKey, StoreWrite } from "./store.ts";
 
 const COMMIT_ATTEMPTS = 8;
 
@@ -41,13 +41,19 @@ class KvStore implements Store {
     throw new Error(`storage: could not write ${key.join("/")} after ${COMMIT_ATTEMPTS} attempts`);
   }
 
-  async consume<T>(key: StoreKey): Promise<T | undefined> {
+  consume<T>(key: StoreKey): Promise<T | undefined> {
+    return this.consumeAndWrite<T>(key, []);
+  }
+
+  async consumeAndWrite<T>(key: StoreKey, writes: StoreWrite[]): Promise<T | undefined> {
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
       const entry = await retryLocked(() => this.kv.get<T>(key as Deno.KvKey));
       if (entry.versionstamp === null) return undefined;
-      const result = await retryLocked(() =>
-        this.kv.atomic().check(entry).delete(key as Deno.KvKey).commit()
-      );
+      const result = await retryLocked(() => {
+        const operation = this.kv.atomic().check(entry).delete(key as Deno.KvKey);
+        for (const write of writes) operation.set(write.key as Deno.KvKey, write.value);
+        return operation.commit();
+      });
       if (result.ok) return entry.value;
     }
     return undefined;

@@ -32,3 +32,25 @@ Deno.test("KvStore.setIfAbsent() keeps the first value written", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("KvStore.consumeAndWrite() writes only for the one caller that consumed", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    await store.set(["refresh", "old"], "family-1");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store.consumeAndWrite<string>(["refresh", "old"], [
+          { key: ["refresh", `new-${i}`], value: "family-1" },
+        ])),
+    );
+    const winners = results.flatMap((r, i) => r === undefined ? [] : [i]);
+    assert.equal(winners.length, 1);
+    for (let i = 0; i < 10; i++) {
+      assert.equal(await store.get(["refresh", `new-${i}`]), i === winners[0] ? "family-1" : undefined);
+    }
+    assert.equal(await store.consumeAndWrite(["missing"], [{ key: ["x"], value: 1 }]), undefined);
+    assert.equal(await store.get(["x"]), undefined, "nothing is written when nothing was consumed");
+  } finally {
+    store.close();
+  }
+});

@@ -2,6 +2,11 @@
 
 export type StoreKey = readonly (string | number)[];
 
+export interface StoreWrite {
+  key: StoreKey;
+  value: unknown;
+}
+
 export interface Store {
   get<T>(key: StoreKey): Promise<T | undefined>;
   /** Writes only if the key is absent; returns the value now stored (the winner's). */
@@ -9,6 +14,11 @@ export interface Store {
   set<T>(key: StoreKey, value: T): Promise<void>;
   /** Atomically reads and deletes: at most one caller ever gets the value. */
   consume<T>(key: StoreKey): Promise<T | undefined>;
+  /**
+   * Atomically consumes `key` and writes `writes`, all or nothing: when the key holds no value
+   * nothing is written and the result is undefined. Rotation of one-time items uses this.
+   */
+  consumeAndWrite<T>(key: StoreKey, writes: StoreWrite[]): Promise<T | undefined>;
   delete(key: StoreKey): Promise<void>;
   close(): void;
 }

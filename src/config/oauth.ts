@@ -1,0 +1,207 @@
+/** The `oauth:` section: token lifetimes, the company identity provider and the access policy. */
+import { Secret } from "../core/secret.ts";
+import { Checker, describe } from "./checker.ts";
+import type { ConfigPath } from "./issues.ts";
+import type {
+  AccessPolicy,
+  ClientMetadataDocumentsConfig,
+  IdpConfig,
+  IdpProvider,
+  OAuthConfig,
+} from "./types.ts";
+
+export const OAUTH_DEFAULTS = {
+  accessTokenTtlMs: 60 * 60_000,
+  refreshTokenTtlMs: 30 * 24 * 60 * 60_000,
+  authorizationCodeTtlMs: 60_000,
+  authorizationRequestTtlMs: 10 * 60_000,
+  unusedClientTtlMs: 24 * 60 * 60_000,
+  ssoSessionTtlMs: 12 * 60 * 60_000,
+};
+
+const OAUTH_KEYS = [
+  "accessTokenTtl",
+  "refreshTokenTtl",
+  "authorizationCodeTtl",
+  "authorizationRequestTtl",
+  "unusedClientTtl",
+  "ssoSessionTtl",
+  "idp",
+  "allow",
+  "clientMetadataDocuments",
+];
+const IDP_KEYS = [
+  "provider",
+  "issuer",
+  "tenant",
+  "clientId",
+  "clientSecret",
+  "scopes",
+  "githubUrl",
+  "githubApiUrl",
+];
+const PROVIDERS: IdpProvider[] = ["oidc", "google", "azure", "github"];
+const DEFAULT_SCOPES: Record<IdpProvider, string[]> = {
+  oidc: ["openid", "email", "profile"],
+  google: ["openid", "email", "profile"],
+  azure: ["openid", "email", "profile"],
+  github: ["read:user", "user:email", "read:org"],
+};
+
+function parseHttpsUrl(c: Checker, value: unknown, path: ConfigPath): string | undefined {
+  const text = c.string(value, path);
+  if (text === undefined) return undefined;
+  try {
+    const url = new URL(text);
+    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+    if (url.protocol === "https:" || (url.protocol === "http:" && loopback)) {
+      return text.replace(/\/+$/, "");
+    }
+    c.fail(path, "must be an https URL", "http is accepted only for localhost, for testing");
+  } catch {
+    c.fail(path, `not a URL: ${describe(text)}`);
+  }
+  return undefined;
+}
+
+function parseIdp(c: Checker, value: unknown): IdpConfig {
+  const path: ConfigPath = ["oauth", "idp"];
+  const raw = value === undefined
+    ? (c.fail(path, "is required", "say which identity provider people log in with"), {})
+    : c.object(value, path, IDP_KEYS) ?? {};
+  const provider = (PROVIDERS as unknown[]).includes(raw.provider)
+    ? raw.provider as IdpProvider
+    : (c.fail(
+      [...path, "provider"],
+      raw.provider === undefined ? "is required" : `unknown provider ${describe(raw.provider)}`,
+      `one of: ${PROVIDERS.join(", ")}`,
+    ),
+      "oidc");
+  let issuer: string | undefined;
+  let tenant: string | undefined;
+  if (provider === "oidc") {
+    issuer = parseHttpsUrl(c, raw.issuer, [...path, "issuer"]);
+  } else if (provider === "google") {
+    issuer = "https://accounts.google.com";
+  } else if (provider === "azure") {
+    tenant = c.string(raw.tenant, [...path, "tenant"], "your Entra tenant id or domain");
+    if (tenant !== undefined && !/^[A-Za-z0-9.-]+$/.test(tenant)) {
+      c.fail([...path, "tenant"], `not a tenant id or domain: ${describe(tenant)}`);
+    }
+    issuer = `https://login.microsoftonline.com/${tenant ?? "invalid"}/v2.0`;
+  }
+  if (provider !== "oidc" && raw.issuer !== undefined) {
+    c.fail([...path, "issuer"], `is not used with provider ${provider}`, "remove it");
+  }
+  const secret = c.string(raw.clientSecret, [...path, "clientSecret"], "e.g. ${IDP_CLIENT_SECRET}");
+  const scopes = raw.scopes === undefined
+    ? DEFAULT_SCOPES[provider]
+    : c.stringList(raw.scopes, [...path, "scopes"]);
+  if (provider !== "github" && !scopes.includes("openid")) {
+    c.fail([...path, "scopes"], 'must include "openid"', "OpenID Connect needs it to log people in");
+  }
+  return {
+    provider,
+    issuer,
+    tenant,
+    clientId: c.string(raw.clientId, [...path, "clientId"]) ?? "",
+    clientSecret: new Secret(secret ?? ""),
+    scopes,
+    githubUrl: raw.githubUrl === undefined
+      ? "https://github.com"
+      : parseHttpsUrl(c, raw.githubUrl, [...path, "githubUrl"]) ?? "",
+    githubApiUrl: raw.githubApiUrl === undefined
+      ? "https://api.github.com"
+      : parseHttpsUrl(c, raw.githubApiUrl, [...path, "githubApiUrl"]) ?? "",
+  };
+}
+
+function parsePolicy(c: Checker, value: unknown, provider: IdpProvider): AccessPolicy {
+  const path: ConfigPath = ["oauth", "allow"];
+  const raw = c.object(value, path, ["domains", "emails", "orgs", "anyone"]) ?? {};
+  const lower = (list: string[]) => list.map((item) => item.trim().toLowerCase());
+  const policy: AccessPolicy = {
+    domains: lower(c.stringList(raw.domains, [...path, "domains"])),
+    emails: lower(c.stringList(raw.emails, [...path, "emails"])),
+    orgs: lower(c.stringList(raw.orgs, [...path, "orgs"])),
+    anyone: c.boolean(raw.anyone, [...path, "anyone"], false),
+  };
+  policy.domains.forEach((domain, i) => {
+    if (!/^[a-z0-9.-]+\.[a-z]{2,}$/.test(domain)) {
+      c.fail([...path, "domains", i], `not a domain: ${describe(domain)}`, 'e.g. "example.com"');
+    }
+  });
+  policy.emails.forEach((email, i) => {
+    if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
+      c.fail([...path, "emails", i], `not an email address: ${describe(email)}`);
+    }
+  });
+  if (policy.orgs.length > 0 && provider !== "github") {
+    c.fail([...path, "orgs"], "organisations are checked with provider github only");
+  }
+  const empty = !policy.domains.length && !policy.emails.length && !policy.orgs.length;
+  if (empty && !policy.anyone) {
+    c.fail(
+      path,
+      "admits nobody",
+      "list domains, emails or (github) orgs; or say anyone: true to admit every account the provider authenticates",
+    );
+  }
+  return policy;
+}
+
+function parseCimd(c: Checker, value: unknown): ClientMetadataDocumentsConfig {
+  const path: ConfigPath = ["oauth", "clientMetadataDocuments"];
+  const raw =
+    c.object(value, path, ["enabled", "allowPrivateHosts", "timeout", "maxBytes"]) ?? {};
+  return {
+    enabled: c.boolean(raw.enabled, [...path, "enabled"], true),
+    allowPrivateHosts: c.stringList(raw.allowPrivateHosts, [...path, "allowPrivateHosts"])
+      .map((host) => host.toLowerCase()),
+    timeoutMs: c.duration(raw.timeout, [...path, "timeout"], 5_000),
+    maxBytes: c.size(raw.maxBytes, [...path, "maxBytes"], 64 * 1024),
+  };
+}
+
+export function parseOAuth(c: Checker, value: unknown): OAuthConfig | undefined {
+  if (value === undefined || value === null) return undefined;
+  const raw = c.object(value, ["oauth"], OAUTH_KEYS);
+  if (!raw) return undefined;
+  const at = (key: string): ConfigPath => ["oauth", key];
+  const idp = parseIdp(c, raw.idp);
+  return {
+    accessTokenTtlMs: c.duration(
+      raw.accessTokenTtl,
+      at("accessTokenTtl"),
+      OAUTH_DEFAULTS.accessTokenTtlMs,
+    ),
+    refreshTokenTtlMs: c.duration(
+      raw.refreshTokenTtl,
+      at("refreshTokenTtl"),
+      OAUTH_DEFAULTS.refreshTokenTtlMs,
+    ),
+    authorizationCodeTtlMs: c.duration(
+      raw.authorizationCodeTtl,
+      at("authorizationCodeTtl"),
+      OAUTH_DEFAULTS.authorizationCodeTtlMs,
+    ),
+    authorizationRequestTtlMs: c.duration(
+      raw.authorizationRequestTtl,
+      at("authorizationRequestTtl"),
+      OAUTH_DEFAULTS.authorizationRequestTtlMs,
+    ),
+    unusedClientTtlMs: c.duration(
+      raw.unusedClientTtl,
+      at("unusedClientTtl"),
+      OAUTH_DEFAULTS.unusedClientTtlMs,
+    ),
+    ssoSessionTtlMs: c.duration(
+      raw.ssoSessionTtl,
+      at("ssoSessionTtl"),
+      OAUTH_DEFAULTS.ssoSessionTtlMs,
+    ),
+    idp,
+    allow: parsePolicy(c, raw.allow, idp.provider),
+    clientMetadataDocuments: parseCimd(c, raw.clientMetadataDocuments),
+  };
+}
