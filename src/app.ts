@@ -2,7 +2,21 @@
  * The composition root: resolved config + adapters → the gateway's `fetch` and `close`.
  * The only place that constructs concrete implementations.
  */
-import type { ResolvedConfig } from "./config/types.ts";
+import type { OAuthConfig, ResolvedConfig } from "./config/types.ts";
+import type { Identity } from "./core/identity.ts";
+import { deriveHmacKey } from "./crypto/keys.ts";
+import type { AuthServer } from "./http/oauth_routes.ts";
+import { createIdentityProvider } from "./idp/create.ts";
+import { checkAccess } from "./idp/policy.ts";
+import { guardedFetchJson } from "./net/guarded_fetch.ts";
+import { AccessTokens } from "./oauth/access_tokens.ts";
+import { ClientDirectory } from "./oauth/client_directory.ts";
+import { GrantStore } from "./oauth/grants.ts";
+import { resolveResource, serviceUri } from "./oauth/services.ts";
+import { TokenVerifier } from "./oauth/token_verifier.ts";
+import { cookiePolicy } from "./web/cookies.ts";
+import { LoginFlow } from "./web/login_flow.ts";
+import { SsoSessions } from "./web/sso.ts";
 import type { ServerName } from "./core/ids.ts";
 import type { Clock } from "./core/clock.ts";
 import { Secret } from "./core/secret.ts";
@@ -32,23 +46,94 @@ const KILL_GRACE_MS = 2_000;
 
 export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): Promise<Gateway> {
   const { logger, store, clock } = deps;
-  await resolveMasterSecret(config, store, logger);
   const sessions = new SessionRegistry({
     limits: config.limits,
     logger,
     now: () => clock.now(),
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
   });
+  const master = await resolveMasterSecret(config, store, logger);
+  const oauth = config.oauth
+    ? await createAuthServer(config, config.oauth, master, deps)
+    : undefined;
   const authenticators = new Map<ServerName, ServerAuthenticator>();
   for (const server of config.servers.values()) {
-    authenticators.set(server.name, await createAuthenticator(server));
+    authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
   }
-  const app = buildRoutes({ config, sessions, authenticators, logger });
+  const app = buildRoutes({ config, sessions, authenticators, logger, authServer: oauth?.server });
   return {
     sessions,
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: () => sessions.closeAll("the gateway is shutting down"),
+  };
+}
+
+/** The authorization server's parts, wired together. */
+async function createAuthServer(
+  config: ResolvedConfig,
+  oauthConfig: OAuthConfig,
+  master: Secret,
+  deps: GatewayDeps,
+): Promise<{ server: AuthServer; verifier: TokenVerifier }> {
+  const { store, clock, logger } = deps;
+  const issuer = config.baseUrl;
+  const signingKeys = await Promise.all(
+    [master, ...config.previousSecrets].map((secret) => deriveHmacKey(secret, "jwt-signing")),
+  );
+  const accessTokens = new AccessTokens({
+    issuer,
+    keys: signingKeys,
+    ttlMs: oauthConfig.accessTokenTtlMs,
+    clock,
+  });
+  const grants = new GrantStore(store, clock, {
+    codeMs: oauthConfig.authorizationCodeTtlMs,
+    refreshMs: oauthConfig.refreshTokenTtlMs,
+    accessMs: oauthConfig.accessTokenTtlMs,
+  });
+  const cimd = oauthConfig.clientMetadataDocuments;
+  const clients = new ClientDirectory({
+    store,
+    clock,
+    unusedClientTtlMs: oauthConfig.unusedClientTtlMs,
+    fetchMetadataDocument: cimd.enabled ? (url) => guardedFetchJson(url, cimd) : undefined,
+  });
+  const resolve = (resource: string) => {
+    const name = resolveResource(issuer, resource, (n) => config.servers.has(n));
+    return name ? serviceUri(issuer, name) : undefined;
+  };
+  const access = (identity: Identity) => checkAccess(identity, oauthConfig.allow);
+  const cookies = cookiePolicy(issuer);
+  const sso = new SsoSessions({
+    store,
+    clock,
+    ttlMs: oauthConfig.ssoSessionTtlMs,
+    cookies,
+    csrfKey: await deriveHmacKey(master, "csrf"),
+  });
+  const loginFlow = new LoginFlow({
+    issuer,
+    oauth: oauthConfig,
+    store,
+    clock,
+    logger,
+    clients,
+    grants,
+    sso,
+    idp: createIdentityProvider(oauthConfig.idp),
+    cookies,
+    resolveResource: resolve,
+    checkAccess: access,
+  });
+  return {
+    server: {
+      issuer,
+      clients,
+      loginFlow,
+      tokenDeps: { clients, grants, accessTokens, checkAccess: access, resolveResource: resolve },
+    },
+    verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),
   };
 }
 

@@ -57,7 +57,7 @@ Deno.test("bearer auth: missing and wrong tokens get 401 with a Bearer challenge
     assert.equal(wrong.status, 401);
     assert.equal(
       wrong.headers.get("www-authenticate"),
-      'Bearer realm="gatehouse", error="invalid_token"',
+      `Bearer realm="gatehouse", error="invalid_token", error_description="the bearer token is not valid for the server 'min'"`,
     );
     assert.deepEqual(wrong.json, {
       error: "invalid_token",

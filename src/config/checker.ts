@@ -155,4 +155,3 @@ function editDistance(a: string, b: string): number {
   }
   return previous[b.length];
 }
-

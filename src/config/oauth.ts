@@ -87,6 +87,12 @@ function parseIdp(c: Checker, value: unknown): IdpConfig {
     tenant = c.string(raw.tenant, [...path, "tenant"], "your Entra tenant id or domain");
     if (tenant !== undefined && !/^[A-Za-z0-9.-]+$/.test(tenant)) {
       c.fail([...path, "tenant"], `not a tenant id or domain: ${describe(tenant)}`);
+    } else if (["common", "organizations", "consumers"].includes(tenant?.toLowerCase() ?? "")) {
+      c.fail(
+        [...path, "tenant"],
+        `"${tenant}" admits accounts from any tenant`,
+        "name your own tenant id, so that only your directory's accounts can log in",
+      );
     }
     issuer = `https://login.microsoftonline.com/${tenant ?? "invalid"}/v2.0`;
   }
@@ -98,7 +104,11 @@ function parseIdp(c: Checker, value: unknown): IdpConfig {
     ? DEFAULT_SCOPES[provider]
     : c.stringList(raw.scopes, [...path, "scopes"]);
   if (provider !== "github" && !scopes.includes("openid")) {
-    c.fail([...path, "scopes"], 'must include "openid"', "OpenID Connect needs it to log people in");
+    c.fail(
+      [...path, "scopes"],
+      'must include "openid"',
+      "OpenID Connect needs it to log people in",
+    );
   }
   return {
     provider,
@@ -152,8 +162,7 @@ function parsePolicy(c: Checker, value: unknown, provider: IdpProvider): AccessP
 
 function parseCimd(c: Checker, value: unknown): ClientMetadataDocumentsConfig {
   const path: ConfigPath = ["oauth", "clientMetadataDocuments"];
-  const raw =
-    c.object(value, path, ["enabled", "allowPrivateHosts", "timeout", "maxBytes"]) ?? {};
+  const raw = c.object(value, path, ["enabled", "allowPrivateHosts", "timeout", "maxBytes"]) ?? {};
   return {
     enabled: c.boolean(raw.enabled, [...path, "enabled"], true),
     allowPrivateHosts: c.stringList(raw.allowPrivateHosts, [...path, "allowPrivateHosts"])

@@ -32,3 +32,25 @@ export function parseSessionId(text: string | null | undefined): SessionId | und
 export function userId(text: string): UserId {
   return text as UserId;
 }
+
+/** An OAuth client id: one we issued at registration, or an https URL (a metadata document). */
+export type ClientId = Brand<string, "ClientId">;
+
+const ISSUED_CLIENT_ID = /^gh_[A-Za-z0-9_-]{22,64}$/;
+
+export function parseClientId(text: string | null | undefined): ClientId | undefined {
+  if (!text || text.length > 2048) return undefined;
+  if (ISSUED_CLIENT_ID.test(text)) return text as ClientId;
+  return isClientMetadataUrl(text) ? text as ClientId : undefined;
+}
+
+/** MCP 2025-11-25: an https URL with a path names a client metadata document. */
+export function isClientMetadataUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "https:" && url.pathname !== "/" && !url.hash && !url.username &&
+      !url.password;
+  } catch {
+    return false;
+  }
+}

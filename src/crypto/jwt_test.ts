@@ -53,7 +53,10 @@ Deno.test("verifyJwt() refuses alg none, a tampered payload and a key of another
     `${json({ alg: "none", typ: "at+jwt" })}.${json(claims)}.${signature}`,
     "unsupported_algorithm",
   );
-  await expectCode(`${header}.${json({ ...claims, sub: "mallory" })}.${signature}`, "bad_signature");
+  await expectCode(
+    `${header}.${json({ ...claims, sub: "mallory" })}.${signature}`,
+    "bad_signature",
+  );
   await expectCode(await signJwt(otherPurpose, "at+jwt", claims), "bad_signature");
 });
 

@@ -1,30 +1,38 @@
 /**
- * Bearer-token authentication from a server's `serviceAuths`. Tokens are compared as SHA-256
- * digests in constant time; the caller's identity is a fingerprint of the token, so two
- * people with two tokens count as two users and no token ever appears in state or logs.
+ * Who is calling an MCP endpoint. Static bearer tokens from a server's `serviceAuths` are
+ * compared as SHA-256 digests in constant time (the caller's identity is a fingerprint of the
+ * token, so no token ever appears in state or logs); with `oauth:` configured, Gatehouse's own
+ * access tokens are accepted when their audience names this server.
  */
 import type { ServerConfig } from "../config/types.ts";
 import { userId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import { timingSafeEqual } from "../crypto/compare.ts";
+import { looksLikeJwt } from "../crypto/jwt.ts";
 import { fingerprint } from "../crypto/random.ts";
+import type { TokenVerifier } from "../oauth/token_verifier.ts";
 
 export type AuthResult =
   | { ok: true; principal: Principal }
-  | { ok: false; error: "unauthorized" | "invalid_token"; description: string };
+  | { ok: false; error: "unauthorized" | "invalid_token" | "invalid_request"; description: string };
 
 export interface ServerAuthenticator {
-  authenticate(authorization: string | null, remoteAddress: string): Promise<AuthResult>;
+  authenticate(request: Request, remoteAddress: string): Promise<AuthResult>;
 }
 
 async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
 }
 
-export async function createAuthenticator(server: ServerConfig): Promise<ServerAuthenticator> {
+const BEARER = /^Bearer[ ]+([\x21-\x7e]+)\s*$/i;
+
+export async function createAuthenticator(
+  server: ServerConfig,
+  oauth?: TokenVerifier,
+): Promise<ServerAuthenticator> {
   if (server.public) {
     return {
-      authenticate: (_header, remoteAddress) =>
+      authenticate: (_request, remoteAddress) =>
         Promise.resolve({ ok: true, principal: { id: userId(`anonymous:${remoteAddress}`) } }),
     };
   }
@@ -32,27 +40,47 @@ export async function createAuthenticator(server: ServerConfig): Promise<ServerA
     server.serviceAuths.flatMap((auth) => auth.tokens).map((token) => sha256(token.reveal())),
   );
   return {
-    async authenticate(header) {
-      const match = header ? /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(header) : null;
+    async authenticate(request) {
+      if (new URL(request.url).searchParams.has("access_token")) {
+        return {
+          ok: false,
+          error: "invalid_request",
+          description: "tokens in the query string are refused; send Authorization: Bearer <token>",
+        };
+      }
+      const header = request.headers.get("authorization");
+      const match = header ? BEARER.exec(header) : null;
       if (!match) {
         return {
           ok: false,
           error: "unauthorized",
-          description:
-            `the server "${server.name}" requires a bearer token: send Authorization: Bearer <token>`,
+          description: oauth
+            ? `the server "${server.name}" requires authorization: sign in through your MCP client`
+            : `the server "${server.name}" requires a bearer token: send Authorization: Bearer <token>`,
         };
       }
-      const given = await sha256(match[1]);
-      let found = false;
-      for (const digest of digests) found = timingSafeEqual(given, digest) || found;
-      if (!found) {
+      const token = match[1];
+      if (digests.length > 0) {
+        const given = await sha256(token);
+        let found = false;
+        for (const digest of digests) found = timingSafeEqual(given, digest) || found;
+        if (found) {
+          return { ok: true, principal: { id: userId(`token:${await fingerprint(token)}`) } };
+        }
+      }
+      if (oauth && looksLikeJwt(token)) {
+        const check = await oauth.verify(token, server.name);
+        if (!check.ok) return { ok: false, error: "invalid_token", description: check.description };
         return {
-          ok: false,
-          error: "invalid_token",
-          description: `the bearer token is not valid for the server "${server.name}"`,
+          ok: true,
+          principal: { id: userId(check.claims.sub), email: check.claims.email },
         };
       }
-      return { ok: true, principal: { id: userId(`token:${await fingerprint(match[1])}`) } };
+      return {
+        ok: false,
+        error: "invalid_token",
+        description: `the bearer token is not valid for the server "${server.name}"`,
+      };
     },
   };
 }

@@ -18,12 +18,16 @@ import type { SessionRegistry } from "../mcp/sessions.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middleware.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
+import { type AuthServer, registerOAuthRoutes } from "./oauth_routes.ts";
+import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
 
 export interface RouteDeps {
   config: ResolvedConfig;
   sessions: SessionRegistry;
   authenticators: Map<ServerName, ServerAuthenticator>;
   logger: Logger;
+  /** The authorization server, when `oauth:` is configured. */
+  authServer?: AuthServer;
 }
 
 type Handler = (request: Request, ctx: FrontContext) => Response | Promise<Response>;
@@ -36,14 +40,16 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const origins = allowedOriginSet(config.baseUrl, config.allowedOrigins);
   const corsOrigins = new Set(config.allowedOrigins);
-  const app = new Hono<GatewayEnv>().basePath(basePath || "/");
+  // Well-known metadata lives at the origin's root even when the gateway has a base path.
+  const root = new Hono<GatewayEnv>();
+  const app = root.basePath(basePath || "/");
 
-  app.use("*", requestId(), accessLog(logger), securityHeaders());
-  app.onError((error, c) => {
+  root.use("*", requestId(), accessLog(logger), securityHeaders());
+  root.onError((error, c) => {
     logger.error("unhandled error", { requestId: c.get("requestId"), error });
     return httpError(500, "server_error", "the gateway failed to handle this request");
   });
-  app.notFound(() => httpError(404, "not_found", "no such endpoint"));
+  root.notFound(() => httpError(404, "not_found", "no such endpoint"));
 
   app.get("/health", (c) => c.json({ status: "ok" }));
 
@@ -66,14 +72,18 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       );
     }
     const auth = await deps.authenticators.get(server.name)!.authenticate(
-      c.req.header("authorization") ?? null,
+      c.req.raw,
       c.env?.remoteAddress ?? "unknown",
     );
     if (!auth.ok) {
-      const challenge = auth.error === "invalid_token"
-        ? `Bearer realm="gatehouse", error="invalid_token"`
-        : `Bearer realm="gatehouse"`;
-      return httpError(401, auth.error, auth.description, { "www-authenticate": challenge });
+      const response = httpError(
+        auth.error === "invalid_request" ? 400 : 401,
+        auth.error,
+        auth.description,
+        { "www-authenticate": challenge(server.name, auth) },
+      );
+      if (origin && corsOrigins.has(origin)) addCors(response, origin);
+      return response;
     }
     const response = await handler(c.req.raw, {
       server,
@@ -85,6 +95,20 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     });
     if (origin && corsOrigins.has(origin)) addCors(response, origin);
     return response;
+  };
+
+  /** RFC 6750 §3 with RFC 9728 §5.1: where to find how to get a token for this server. */
+  const challenge = (name: ServerName, auth: { error: string; description: string }) => {
+    const parts = [`Bearer realm="gatehouse"`];
+    if (deps.authServer) {
+      parts.push(`resource_metadata="${resourceMetadataUrl(deps.authServer.issuer, name)}"`);
+      parts.push(`scope="${DEFAULT_SCOPE}"`);
+    }
+    if (auth.error !== "unauthorized") {
+      parts.push(`error="${auth.error}"`);
+      parts.push(`error_description="${auth.description.replace(/["\\]/g, "'")}"`);
+    }
+    return parts.join(", ");
   };
 
   const lookupServer = (raw: string): ServerConfig | undefined => {
@@ -106,6 +130,8 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     addCors(response, origin);
     return response;
   };
+
+  registerOAuthRoutes(root, app, config, deps.authServer, logger);
 
   app.post("/:server/mcp", mcp(handleStreamablePost));
   app.get("/:server/mcp", mcp(handleStreamableGet));
@@ -137,7 +163,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
         }),
     );
   }
-  return app;
+  return root;
 }
 
 function addCors(response: Response, origin: string): void {

@@ -2,4 +2,22 @@
 export const KEYS = {
   /** The generated master secret, when the config gives none. */
   masterSecret: ["gatehouse", "master-secret"] as const,
+  /** A registered OAuth client by id. */
+  client: (clientId: string) => ["oauth", "client", clientId] as const,
+  /** An /authorize request waiting for the person to log in or consent. */
+  authorizeRequest: (id: string) => ["oauth", "authorize", id] as const,
+  /** The state of a login round trip at the identity provider, by hash of the state. */
+  login: (stateHash: string) => ["oauth", "login", stateHash] as const,
+  /** An authorization code, by hash; and the marker left when it is redeemed. */
+  code: (hash: string) => ["oauth", "code", hash] as const,
+  usedCode: (hash: string) => ["oauth", "code-used", hash] as const,
+  /** A refresh token, by hash; and the marker left when it is rotated away. */
+  refresh: (hash: string) => ["oauth", "refresh", hash] as const,
+  usedRefresh: (hash: string) => ["oauth", "refresh-used", hash] as const,
+  /** A grant: everything issued from one authorization code, revocable as a whole. */
+  family: (id: string) => ["oauth", "family", id] as const,
+  /** A browser single sign-on session, by hash of its cookie. */
+  ssoSession: (hash: string) => ["web", "sso", hash] as const,
+  /** A person's approval of a client. */
+  consent: (userId: string, clientId: string) => ["web", "consent", userId, clientId] as const,
 } as const;

@@ -46,7 +46,10 @@ Deno.test("KvStore.consumeAndWrite() writes only for the one caller that consume
     const winners = results.flatMap((r, i) => r === undefined ? [] : [i]);
     assert.equal(winners.length, 1);
     for (let i = 0; i < 10; i++) {
-      assert.equal(await store.get(["refresh", `new-${i}`]), i === winners[0] ? "family-1" : undefined);
+      assert.equal(
+        await store.get(["refresh", `new-${i}`]),
+        i === winners[0] ? "family-1" : undefined,
+      );
     }
     assert.equal(await store.consumeAndWrite(["missing"], [{ key: ["x"], value: 1 }]), undefined);
     assert.equal(await store.get(["x"]), undefined, "nothing is written when nothing was consumed");

@@ -1,0 +1,13 @@
+/** A person as the company identity provider described them at login. */
+export interface Identity {
+  /** The provider's stable subject, prefixed with the provider kind ("github:1234"). */
+  subject: string;
+  email?: string;
+  /** False when the provider says the address is unverified; undefined when it does not say. */
+  emailVerified?: boolean;
+  name?: string;
+  /** GitHub: the organisations the person belongs to (lower-case logins). */
+  orgs?: string[];
+  /** GitHub: every verified address, for domain and address rules. */
+  verifiedEmails?: string[];
+}

@@ -1,0 +1,9 @@
+/** The identity provider the configuration names. */
+import type { IdpConfig } from "../config/types.ts";
+import { createGithubProvider } from "./github.ts";
+import { createOidcProvider } from "./oidc.ts";
+import type { IdentityProvider } from "./provider.ts";
+
+export function createIdentityProvider(config: IdpConfig): IdentityProvider {
+  return config.provider === "github" ? createGithubProvider(config) : createOidcProvider(config);
+}

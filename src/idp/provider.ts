@@ -1,0 +1,40 @@
+/** The company identity provider behind one interface, whatever its protocol. */
+import type { Identity } from "../core/identity.ts";
+
+export interface LoginStart {
+  state: string;
+  nonce: string;
+  codeChallenge: string;
+  redirectUri: string;
+}
+
+export interface LoginFinish {
+  /** The full callback URL the provider sent the browser to. */
+  callbackUrl: URL;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+  redirectUri: string;
+}
+
+export interface IdentityProvider {
+  readonly kind: string;
+  /** Where to send the browser to log in. */
+  authorizationUrl(start: LoginStart): Promise<URL>;
+  /** Exchanges the callback's code and returns who logged in; throws `IdpError` otherwise. */
+  completeLogin(finish: LoginFinish): Promise<Identity>;
+}
+
+/** A login that failed at or after the provider; the message is shown to the person. */
+export class IdpError extends Error {
+  constructor(
+    readonly code: "provider_error" | "login_refused" | "invalid_response" | "unreachable",
+    message: string,
+  ) {
+    super(message);
+    this.name = "IdpError";
+  }
+}
+
+/** Outbound calls to a provider give up after this long. */
+export const IDP_TIMEOUT_MS = 10_000;

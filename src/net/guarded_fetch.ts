@@ -1,0 +1,90 @@
+/**
+ * A GET on a URL someone else chose (a client ID metadata document): https only, public
+ * addresses only unless the host is allow-listed, no redirects, a short timeout and a size cap.
+ * Residual risk, stated plainly: the name is resolved once for the check and again by fetch,
+ * so a DNS answer that changes in between (rebinding) is not caught here.
+ */
+import { isIpLiteral, isPublicAddress } from "./addresses.ts";
+
+export interface GuardedFetchOptions {
+  allowPrivateHosts: string[];
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+/** Without cache headers a document is reused for this long. */
+const DEFAULT_MAX_AGE_SECONDS = 300;
+
+async function resolveAll(hostname: string): Promise<string[]> {
+  const lookups = await Promise.allSettled([
+    Deno.resolveDns(hostname, "A"),
+    Deno.resolveDns(hostname, "AAAA"),
+  ]);
+  return lookups.flatMap((result) => result.status === "fulfilled" ? result.value : []);
+}
+
+async function checkDestination(url: URL, allowPrivateHosts: string[]): Promise<void> {
+  const host = url.hostname.toLowerCase();
+  if (allowPrivateHosts.includes(host)) return;
+  const addresses = isIpLiteral(host) ? [host] : await resolveAll(host);
+  if (addresses.length === 0) throw new Error(`${host} does not resolve`);
+  const blocked = addresses.find((address) => !isPublicAddress(address));
+  if (blocked) {
+    throw new Error(
+      `${host} resolves to the non-public address ${blocked}; allow-list the host to permit it`,
+    );
+  }
+}
+
+async function readCapped(response: Response, maxBytes: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new Error(`the document is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value as Uint8Array<ArrayBuffer>);
+  }
+  return new TextDecoder().decode(await new Blob(chunks).arrayBuffer());
+}
+
+function maxAge(cacheControl: string | null): number {
+  if (!cacheControl) return DEFAULT_MAX_AGE_SECONDS;
+  if (/(^|,)\s*(no-store|no-cache|private)\b/i.test(cacheControl)) return 0;
+  const match = /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(cacheControl);
+  return match ? Number(match[1]) : DEFAULT_MAX_AGE_SECONDS;
+}
+
+export async function guardedFetchJson(
+  text: string,
+  options: GuardedFetchOptions,
+): Promise<{ body: unknown; maxAgeSeconds: number }> {
+  const url = new URL(text);
+  if (url.protocol !== "https:") throw new Error("only https URLs are fetched");
+  await checkDestination(url, options.allowPrivateHosts);
+  const response = await fetch(url, {
+    redirect: "manual",
+    headers: { accept: "application/json", "user-agent": "gatehouse" },
+    signal: AbortSignal.timeout(options.timeoutMs),
+  });
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel();
+    throw new Error(`it answered with a redirect (${response.status}), which is not followed`);
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    throw new Error(`it answered ${response.status}`);
+  }
+  const body = await readCapped(response, options.maxBytes);
+  try {
+    return { body: JSON.parse(body), maxAgeSeconds: maxAge(response.headers.get("cache-control")) };
+  } catch {
+    throw new Error("it is not JSON");
+  }
+}

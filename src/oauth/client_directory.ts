@@ -1,0 +1,125 @@
+/**
+ * Where clients come from: registrations kept in the store, and client ID metadata documents
+ * (MCP 2025-11-25) fetched from the client's own https URL and cached as its headers allow.
+ */
+import type { Clock } from "../core/clock.ts";
+import { type ClientId, isClientMetadataUrl } from "../core/ids.ts";
+import { sha256Base64Url } from "../crypto/base64url.ts";
+import { randomBase64Url } from "../crypto/random.ts";
+import { KEYS } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+import { type ClientRecord, type RegistrationDraft, validateRegistration } from "./clients.ts";
+import { OAuthError } from "./errors.ts";
+
+/** The outside world's part of a metadata-document lookup: an SSRF-guarded GET. */
+export type MetadataDocumentFetcher = (
+  url: string,
+) => Promise<{ body: unknown; maxAgeSeconds: number }>;
+
+export interface ClientDirectoryOptions {
+  store: Store;
+  clock: Clock;
+  unusedClientTtlMs: number;
+  /** Absent when metadata documents are turned off. */
+  fetchMetadataDocument?: MetadataDocumentFetcher;
+}
+
+const MAX_CACHED_DOCUMENTS = 1_000;
+const MAX_CACHE_SECONDS = 24 * 60 * 60;
+
+export class ClientDirectory {
+  readonly #documents = new Map<string, { client: ClientRecord; until: number }>();
+
+  constructor(private readonly options: ClientDirectoryOptions) {}
+
+  /** Stores a validated registration; returns the record and, for confidential clients, the secret. */
+  async register(draft: RegistrationDraft): Promise<{ client: ClientRecord; secret?: string }> {
+    const now = this.options.clock.now();
+    const clientId = `gh_${randomBase64Url(18)}` as ClientId;
+    const secret = draft.tokenEndpointAuthMethod === "none" ? undefined : randomBase64Url(32);
+    const client: ClientRecord = {
+      ...draft,
+      clientId,
+      clientSecretHash: secret ? await sha256Base64Url(secret) : undefined,
+      issuedAt: Math.floor(now / 1000),
+      expiresAt: now + this.options.unusedClientTtlMs,
+      source: "registered",
+    };
+    await this.options.store.set(KEYS.client(clientId), client);
+    return { client, secret };
+  }
+
+  /** The client, or undefined when it is unknown, expired, or its document is unusable. */
+  async find(clientId: ClientId): Promise<ClientRecord | undefined> {
+    if (isClientMetadataUrl(clientId)) return await this.#fromDocument(clientId);
+    const client = await this.options.store.get<ClientRecord>(KEYS.client(clientId));
+    if (!client) return undefined;
+    if (client.expiresAt !== undefined && client.expiresAt <= this.options.clock.now()) {
+      return undefined;
+    }
+    return client;
+  }
+
+  /** A client that obtained a token is no longer "unused" and stops expiring. */
+  async markUsed(client: ClientRecord): Promise<void> {
+    if (client.source !== "registered" || client.expiresAt === undefined) return;
+    await this.options.store.set(KEYS.client(client.clientId), { ...client, expiresAt: undefined });
+  }
+
+  async #fromDocument(url: ClientId): Promise<ClientRecord | undefined> {
+    const fetchDocument = this.options.fetchMetadataDocument;
+    if (!fetchDocument) return undefined;
+    const now = this.options.clock.now();
+    const cached = this.#documents.get(url);
+    if (cached && cached.until > now) return cached.client;
+    this.#documents.delete(url);
+    let fetched: Awaited<ReturnType<MetadataDocumentFetcher>>;
+    try {
+      fetched = await fetchDocument(url);
+    } catch (error) {
+      throw new OAuthError(
+        "invalid_client",
+        `the client metadata document at ${url} could not be fetched: ${(error as Error).message}`,
+      );
+    }
+    const client = clientFromDocument(url, fetched.body, Math.floor(now / 1000));
+    const seconds = Math.min(fetched.maxAgeSeconds, MAX_CACHE_SECONDS);
+    if (seconds > 0) {
+      if (this.#documents.size >= MAX_CACHED_DOCUMENTS) {
+        this.#documents.delete(this.#documents.keys().next().value!);
+      }
+      this.#documents.set(url, { client, until: now + seconds * 1000 });
+    }
+    return client;
+  }
+}
+
+/** Validates a fetched metadata document as the client it describes. */
+export function clientFromDocument(url: ClientId, body: unknown, nowSeconds: number): ClientRecord {
+  if (!body || typeof body !== "object" || Array.isArray(body)) {
+    throw new OAuthError("invalid_client", "the client metadata document is not a JSON object");
+  }
+  if ((body as Record<string, unknown>).client_id !== url) {
+    throw new OAuthError(
+      "invalid_client",
+      "the client metadata document's client_id does not equal its URL",
+    );
+  }
+  const method = (body as Record<string, unknown>).token_endpoint_auth_method ?? "none";
+  if (method !== "none") {
+    throw new OAuthError(
+      "invalid_client",
+      'a client metadata document must use token_endpoint_auth_method "none"',
+    );
+  }
+  let draft: RegistrationDraft;
+  try {
+    draft = validateRegistration({ ...body, token_endpoint_auth_method: "none" });
+  } catch (error) {
+    throw new OAuthError(
+      "invalid_client",
+      `the client metadata document is invalid: ${(error as OAuthError).description}`,
+    );
+  }
+  return { ...draft, clientId: url, issuedAt: nowSeconds, source: "metadata-document" };
+}

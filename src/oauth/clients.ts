@@ -1,0 +1,153 @@
+/**
+ * OAuth clients: dynamic registration (RFC 7591) validated into a `ClientRecord`, and the
+ * metadata a client may see about itself. Pure: storage happens in `client_directory.ts`.
+ */
+import type { ClientId } from "../core/ids.ts";
+import { OAuthError } from "./errors.ts";
+
+export type TokenEndpointAuthMethod = "none" | "client_secret_post" | "client_secret_basic";
+
+export interface ClientRecord {
+  clientId: ClientId;
+  /** SHA-256 (base64url) of the secret of a confidential client; never the secret itself. */
+  clientSecretHash?: string;
+  redirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  clientName?: string;
+  clientUri?: string;
+  logoUri?: string;
+  scope?: string;
+  /** Seconds since the epoch. */
+  issuedAt: number;
+  /** Milliseconds; set while the client has never obtained a token, then cleared. */
+  expiresAt?: number;
+  /** "registered" through /register, or described by a metadata document at its URL. */
+  source: "registered" | "metadata-document";
+}
+
+export type RegistrationDraft = Omit<ClientRecord, "clientId" | "issuedAt" | "source">;
+
+const AUTH_METHODS: TokenEndpointAuthMethod[] = [
+  "none",
+  "client_secret_post",
+  "client_secret_basic",
+];
+const GRANT_TYPES = ["authorization_code", "refresh_token"];
+const MAX_REDIRECT_URIS = 10;
+const MAX_TEXT = 512;
+
+const invalid = (description: string) => new OAuthError("invalid_client_metadata", description);
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** Why a redirect URI is unacceptable, or undefined when it is fine. */
+export function redirectUriProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `"${text.slice(0, 100)}" is not an absolute URL`;
+  }
+  if (text.includes("#")) return `"${text.slice(0, 100)}" has a fragment, which is not allowed`;
+  if (url.username || url.password) return "a redirect URI must not carry credentials";
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
+  return `"${text.slice(0, 100)}" must use https, or http on a loopback address`;
+}
+
+function optionalText(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value.length > MAX_TEXT) {
+    throw invalid(`${field} must be a string of at most ${MAX_TEXT} characters`);
+  }
+  return value;
+}
+
+function optionalHttpsUrl(body: Record<string, unknown>, field: string): string | undefined {
+  const value = optionalText(body, field);
+  if (value === undefined) return undefined;
+  try {
+    if (new URL(value).protocol === "https:") return value;
+  } catch { /* reported below */ }
+  throw invalid(`${field} must be an https URL`);
+}
+
+function stringArray(body: Record<string, unknown>, field: string, fallback: string[]): string[] {
+  const value = body[field];
+  if (value === undefined || value === null) return fallback;
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string")) {
+    throw invalid(`${field} must be an array of strings`);
+  }
+  return [...new Set(value as string[])];
+}
+
+/** Validates registration metadata (RFC 7591 §2) into what will be stored. */
+export function validateRegistration(body: unknown): RegistrationDraft {
+  if (!body || typeof body !== "object" || Array.isArray(body)) {
+    throw invalid("the registration request must be a JSON object");
+  }
+  const raw = body as Record<string, unknown>;
+  const redirectUris = stringArray(raw, "redirect_uris", []);
+  if (redirectUris.length === 0) {
+    throw new OAuthError("invalid_redirect_uri", "redirect_uris must list at least one URI");
+  }
+  if (redirectUris.length > MAX_REDIRECT_URIS) {
+    throw new OAuthError(
+      "invalid_redirect_uri",
+      `redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`,
+    );
+  }
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthError("invalid_redirect_uri", problem);
+  }
+  const grantTypes = stringArray(raw, "grant_types", ["authorization_code"]);
+  const unsupportedGrant = grantTypes.find((grant) => !GRANT_TYPES.includes(grant));
+  if (unsupportedGrant) {
+    throw invalid(`grant type "${unsupportedGrant.slice(0, 60)}" is not supported`);
+  }
+  if (!grantTypes.includes("authorization_code")) {
+    throw invalid("grant_types must include authorization_code");
+  }
+  const responseTypes = stringArray(raw, "response_types", ["code"]);
+  if (responseTypes.length !== 1 || responseTypes[0] !== "code") {
+    throw invalid('response_types must be ["code"]');
+  }
+  const method = raw.token_endpoint_auth_method ?? "client_secret_basic";
+  if (!AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
+    throw invalid(
+      `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(", ")}`,
+    );
+  }
+  return {
+    redirectUris,
+    grantTypes,
+    responseTypes,
+    tokenEndpointAuthMethod: method as TokenEndpointAuthMethod,
+    clientName: optionalText(raw, "client_name"),
+    clientUri: optionalHttpsUrl(raw, "client_uri"),
+    logoUri: optionalHttpsUrl(raw, "logo_uri"),
+    scope: optionalText(raw, "scope"),
+  };
+}
+
+/** The client's metadata as a client sees it: never a secret or its hash. */
+export function publicClientMetadata(client: ClientRecord): Record<string, unknown> {
+  return {
+    client_id: client.clientId,
+    client_id_issued_at: client.issuedAt,
+    redirect_uris: client.redirectUris,
+    grant_types: client.grantTypes,
+    response_types: client.responseTypes,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    ...(client.clientName !== undefined && { client_name: client.clientName }),
+    ...(client.clientUri !== undefined && { client_uri: client.clientUri }),
+    ...(client.logoUri !== undefined && { logo_uri: client.logoUri }),
+    ...(client.scope !== undefined && { scope: client.scope }),
+  };
+}

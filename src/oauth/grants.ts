@@ -1,0 +1,177 @@
+/**
+ * The one-time items of the authorization server and the grants they belong to. A grant
+ * (a "family") is everything issued from one authorization code. Codes and refresh tokens are
+ * stored by hash and consumed atomically; redeeming one leaves a marker, so a second use is
+ * recognised as a replay and revokes the whole family (RFC 9700 §4.14, OAuth 2.1 §4.3.1).
+ */
+import type { Clock } from "../core/clock.ts";
+import type { Identity } from "../core/identity.ts";
+import { sha256Base64Url } from "../crypto/base64url.ts";
+import { randomBase64Url } from "../crypto/random.ts";
+import { KEYS } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+
+/** What a person granted a client: who, for which services, with which scope. */
+export interface GrantContext {
+  clientId: string;
+  identity: Identity;
+  /** Service URIs. */
+  audience: string[];
+  scope: string;
+}
+
+export interface CodeRecord extends GrantContext {
+  redirectUri: string;
+  codeChallenge: string;
+  expiresAt: number;
+}
+
+export interface RefreshRecord extends GrantContext {
+  familyId: string;
+  expiresAt: number;
+}
+
+interface FamilyRecord {
+  revoked: boolean;
+  /** Hash of the family's live refresh token, to delete it when the family is revoked. */
+  refreshHash?: string;
+  expiresAt: number;
+}
+
+interface UsedMarker {
+  familyId: string;
+  expiresAt: number;
+}
+
+export type Redemption<T> =
+  | { ok: true; record: T; familyId: string }
+  | { ok: false; reason: "unknown" | "expired" | "replayed" };
+
+export class GrantStore {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly lifetimes: { codeMs: number; refreshMs: number; accessMs: number },
+  ) {}
+
+  async issueCode(context: Omit<CodeRecord, "expiresAt">): Promise<string> {
+    const code = randomBase64Url(32);
+    const record: CodeRecord = { ...context, expiresAt: this.clock.now() + this.lifetimes.codeMs };
+    await this.store.set(KEYS.code(await sha256Base64Url(code)), record);
+    return code;
+  }
+
+  /**
+   * Consumes a code and opens its family, atomically. A code seen a second time revokes the
+   * family the first use opened.
+   */
+  async redeemCode(code: string): Promise<Redemption<CodeRecord>> {
+    const hash = await sha256Base64Url(code);
+    const familyId = randomBase64Url(16);
+    const now = this.clock.now();
+    const familyLife = now + Math.max(this.lifetimes.refreshMs, this.lifetimes.accessMs);
+    const record = await this.store.consumeAndWrite<CodeRecord>(KEYS.code(hash), [
+      { key: KEYS.usedCode(hash), value: { familyId, expiresAt: familyLife } },
+      { key: KEYS.family(familyId), value: { revoked: false, expiresAt: familyLife } },
+    ]);
+    if (!record) return await this.#replayed(KEYS.usedCode(hash));
+    if (record.expiresAt <= now) return { ok: false, reason: "expired" };
+    return { ok: true, record, familyId };
+  }
+
+  /** A new refresh token in `familyId`, recorded as the family's live one. */
+  async issueRefresh(familyId: string, context: GrantContext): Promise<string> {
+    const token = randomBase64Url(32);
+    const hash = await sha256Base64Url(token);
+    const record = this.#refreshRecord(familyId, context);
+    await this.store.set(KEYS.refresh(hash), record);
+    await this.#updateFamily(familyId, hash, record.expiresAt);
+    return token;
+  }
+
+  /** Reads a refresh token without using it, for the checks that precede rotation. */
+  async peekRefresh(token: string): Promise<Redemption<RefreshRecord>> {
+    const hash = await sha256Base64Url(token);
+    const record = await this.store.get<RefreshRecord>(KEYS.refresh(hash));
+    if (!record) return await this.#replayed(KEYS.usedRefresh(hash));
+    if (record.expiresAt <= this.clock.now()) return { ok: false, reason: "expired" };
+    if (await this.isFamilyRevoked(record.familyId)) return { ok: false, reason: "replayed" };
+    return { ok: true, record, familyId: record.familyId };
+  }
+
+  /**
+   * Rotates a refresh token: the old one is consumed and the new one written in one atomic
+   * step. Undefined when someone else used the old token first (a replay).
+   */
+  async rotateRefresh(token: string, context: GrantContext): Promise<string | undefined> {
+    const oldHash = await sha256Base64Url(token);
+    const old = await this.store.get<RefreshRecord>(KEYS.refresh(oldHash));
+    if (!old) {
+      await this.#replayed(KEYS.usedRefresh(oldHash));
+      return undefined;
+    }
+    const next = randomBase64Url(32);
+    const nextHash = await sha256Base64Url(next);
+    const record = this.#refreshRecord(old.familyId, context);
+    const consumed = await this.store.consumeAndWrite(KEYS.refresh(oldHash), [
+      { key: KEYS.refresh(nextHash), value: record },
+      {
+        key: KEYS.usedRefresh(oldHash),
+        value: { familyId: old.familyId, expiresAt: record.expiresAt } satisfies UsedMarker,
+      },
+      {
+        key: KEYS.family(old.familyId),
+        value: { revoked: false, refreshHash: nextHash, expiresAt: record.expiresAt },
+      },
+    ]);
+    if (!consumed) {
+      await this.revokeFamily(old.familyId);
+      return undefined;
+    }
+    return next;
+  }
+
+  /** Ends a grant: its live refresh token is deleted and its access tokens stop working. */
+  async revokeFamily(familyId: string): Promise<void> {
+    const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
+    const expiresAt = Math.max(
+      family?.expiresAt ?? 0,
+      this.clock.now() + this.lifetimes.accessMs,
+    );
+    await this.store.set(KEYS.family(familyId), { revoked: true, expiresAt });
+    if (family?.refreshHash) await this.store.delete(KEYS.refresh(family.refreshHash));
+  }
+
+  async isFamilyRevoked(familyId: string): Promise<boolean> {
+    const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
+    return family === undefined || family.revoked;
+  }
+
+  #refreshRecord(familyId: string, context: GrantContext): RefreshRecord {
+    return {
+      clientId: context.clientId,
+      identity: context.identity,
+      audience: context.audience,
+      scope: context.scope,
+      familyId,
+      expiresAt: this.clock.now() + this.lifetimes.refreshMs,
+    };
+  }
+
+  async #updateFamily(familyId: string, refreshHash: string, expiresAt: number): Promise<void> {
+    const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
+    if (family?.revoked) return;
+    await this.store.set(KEYS.family(familyId), {
+      revoked: false,
+      refreshHash,
+      expiresAt: Math.max(expiresAt, family?.expiresAt ?? 0),
+    });
+  }
+
+  async #replayed<T>(markerKey: readonly string[]): Promise<Redemption<T>> {
+    const marker = await this.store.get<UsedMarker>(markerKey);
+    if (!marker || marker.expiresAt <= this.clock.now()) return { ok: false, reason: "unknown" };
+    await this.revokeFamily(marker.familyId);
+    return { ok: false, reason: "replayed" };
+  }
+}

@@ -1,0 +1,46 @@
+/** Authorization server metadata (RFC 8414) and protected resource metadata (RFC 9728). */
+import type { ServerName } from "../core/ids.ts";
+import { serviceUri } from "./services.ts";
+
+/** The one scope Gatehouse grants: use of the service named by the token's audience. */
+export const SCOPES_SUPPORTED = ["mcp"] as const;
+export const DEFAULT_SCOPE = "mcp";
+
+export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    registration_endpoint: `${issuer}/register`,
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: ["authorization_code", "refresh_token"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none", "client_secret_post", "client_secret_basic"],
+    scopes_supported: [...SCOPES_SUPPORTED],
+    client_id_metadata_document_supported: true,
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${issuer}/`,
+  };
+}
+
+export function protectedResourceMetadata(
+  issuer: string,
+  server: ServerName,
+  description?: string,
+): Record<string, unknown> {
+  return {
+    resource: serviceUri(issuer, server),
+    authorization_servers: [issuer],
+    bearer_methods_supported: ["header"],
+    scopes_supported: [...SCOPES_SUPPORTED],
+    resource_name: description ? `${server}: ${description}` : server,
+  };
+}
+
+/** The URL of server X's resource metadata, as the 401 challenge advertises it. */
+export function resourceMetadataUrl(issuer: string, server: ServerName): string {
+  const url = new URL(issuer);
+  const basePath = url.pathname.replace(/\/$/, "");
+  return `${url.origin}/.well-known/oauth-protected-resource${basePath}/${server}`;
+}

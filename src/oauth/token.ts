@@ -1,0 +1,248 @@
+/**
+ * POST /token (RFC 6749 §3.2, OAuth 2.1 §4.1.3 and §4.3): the authorization_code and
+ * refresh_token grants as a list of named checks, in the order the RFCs give them. Takes the
+ * parsed form and returns the response body or throws an `OAuthError`.
+ */
+import type { Identity } from "../core/identity.ts";
+import { parseClientId } from "../core/ids.ts";
+import { sha256Base64Url } from "../crypto/base64url.ts";
+import { timingSafeEqual } from "../crypto/compare.ts";
+import { verifyS256 } from "../crypto/pkce.ts";
+import type { AccessTokens } from "./access_tokens.ts";
+import type { ClientDirectory } from "./client_directory.ts";
+import type { ClientRecord } from "./clients.ts";
+import { OAuthError } from "./errors.ts";
+import type { GrantContext, GrantStore } from "./grants.ts";
+
+export interface TokenDeps {
+  clients: ClientDirectory;
+  grants: GrantStore;
+  accessTokens: AccessTokens;
+  /** Re-checks the access policy: undefined when the person may still get tokens. */
+  checkAccess(identity: Identity): string | undefined;
+  /** Resolves a `resource` value to a service URI, or undefined when it names no service. */
+  resolveResource(resource: string): string | undefined;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+}
+
+/** RFC 6749 §3.2: every parameter at most once. */
+function single(form: URLSearchParams, name: string): string | undefined {
+  const values = form.getAll(name);
+  if (values.length > 1) {
+    throw new OAuthError("invalid_request", `the ${name} parameter is repeated`);
+  }
+  return values[0] === "" ? undefined : values[0];
+}
+
+function required(form: URLSearchParams, name: string): string {
+  const value = single(form, name);
+  if (value === undefined) throw new OAuthError("invalid_request", `${name} is required`);
+  return value;
+}
+
+/** Client authentication (RFC 6749 §2.3): none, client_secret_post or client_secret_basic. */
+export async function authenticateClient(
+  form: URLSearchParams,
+  authorization: string | null,
+  clients: ClientDirectory,
+): Promise<ClientRecord> {
+  let id = single(form, "client_id");
+  let secret = single(form, "client_secret");
+  let method: ClientRecord["tokenEndpointAuthMethod"] = secret ? "client_secret_post" : "none";
+  if (authorization && /^basic /i.test(authorization)) {
+    if (secret) {
+      throw new OAuthError("invalid_request", "use one client authentication method, not two");
+    }
+    const decoded = decodeBasic(authorization.slice(6).trim());
+    if (!decoded || (id !== undefined && id !== decoded.id)) {
+      throw new OAuthError("invalid_client", "the Basic authorization header is malformed");
+    }
+    [id, secret, method] = [decoded.id, decoded.secret, "client_secret_basic"];
+  }
+  const clientId = parseClientId(id);
+  const client = clientId ? await clients.find(clientId) : undefined;
+  if (!client) throw new OAuthError("invalid_client", "the client is unknown or has expired");
+  if (client.tokenEndpointAuthMethod !== method) {
+    throw new OAuthError(
+      "invalid_client",
+      `this client authenticates with ${client.tokenEndpointAuthMethod}, not ${method}`,
+    );
+  }
+  if (method !== "none") {
+    const given = new TextEncoder().encode(await sha256Base64Url(secret ?? ""));
+    const expected = new TextEncoder().encode(client.clientSecretHash ?? "");
+    if (!timingSafeEqual(given, expected)) {
+      throw new OAuthError("invalid_client", "the client secret is wrong");
+    }
+  }
+  return client;
+}
+
+function decodeBasic(encoded: string): { id: string; secret: string } | undefined {
+  try {
+    const text = atob(encoded);
+    const colon = text.indexOf(":");
+    if (colon < 1) return undefined;
+    return {
+      id: decodeURIComponent(text.slice(0, colon).replace(/\+/g, " ")),
+      secret: decodeURIComponent(text.slice(colon + 1).replace(/\+/g, " ")),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `resource` on a token request may narrow the audience, never widen it (RFC 8707 §2.2). */
+function narrowAudience(form: URLSearchParams, granted: string[], deps: TokenDeps): string[] {
+  const requested = form.getAll("resource");
+  if (requested.length === 0) return granted;
+  const audience = requested.map((resource) => {
+    const uri = deps.resolveResource(resource);
+    if (!uri || !granted.includes(uri)) {
+      throw new OAuthError(
+        "invalid_target",
+        `the resource ${resource.slice(0, 200)} was not granted to this authorization`,
+      );
+    }
+    return uri;
+  });
+  return [...new Set(audience)];
+}
+
+async function respond(
+  deps: TokenDeps,
+  client: ClientRecord,
+  familyId: string,
+  context: GrantContext,
+  audience: string[],
+  refreshToken: string | undefined,
+): Promise<TokenResponse> {
+  const accessToken = await deps.accessTokens.issue({
+    subject: context.identity.subject,
+    email: context.identity.email,
+    clientId: client.clientId,
+    audience,
+    scope: context.scope,
+    familyId,
+  });
+  await deps.clients.markUsed(client);
+  return {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: deps.accessTokens.ttlSeconds,
+    scope: context.scope,
+    ...(refreshToken !== undefined && { refresh_token: refreshToken }),
+  };
+}
+
+async function authorizationCodeGrant(
+  form: URLSearchParams,
+  client: ClientRecord,
+  deps: TokenDeps,
+): Promise<TokenResponse> {
+  const code = required(form, "code");
+  const redirectUri = required(form, "redirect_uri");
+  const verifier = required(form, "code_verifier");
+  const redemption = await deps.grants.redeemCode(code);
+  if (!redemption.ok) {
+    throw new OAuthError(
+      "invalid_grant",
+      redemption.reason === "replayed"
+        ? "the authorization code was already used; the tokens issued for it are revoked"
+        : redemption.reason === "expired"
+        ? "the authorization code has expired; start the authorization again"
+        : "the authorization code is not valid",
+    );
+  }
+  const { record, familyId } = redemption;
+  if (record.clientId !== client.clientId) {
+    await deps.grants.revokeFamily(familyId);
+    throw new OAuthError("invalid_grant", "the authorization code was issued to another client");
+  }
+  if (record.redirectUri !== redirectUri) {
+    await deps.grants.revokeFamily(familyId);
+    throw new OAuthError(
+      "invalid_grant",
+      "redirect_uri differs from the one in the authorization request",
+    );
+  }
+  if (!(await verifyS256(verifier, record.codeChallenge))) {
+    await deps.grants.revokeFamily(familyId);
+    throw new OAuthError("invalid_grant", "the code_verifier does not match the code_challenge");
+  }
+  const audience = narrowAudience(form, record.audience, deps);
+  const refreshToken = client.grantTypes.includes("refresh_token")
+    ? await deps.grants.issueRefresh(familyId, record)
+    : undefined;
+  return await respond(deps, client, familyId, record, audience, refreshToken);
+}
+
+async function refreshTokenGrant(
+  form: URLSearchParams,
+  client: ClientRecord,
+  deps: TokenDeps,
+): Promise<TokenResponse> {
+  if (!client.grantTypes.includes("refresh_token")) {
+    throw new OAuthError(
+      "unauthorized_client",
+      "this client did not register the refresh_token grant",
+    );
+  }
+  const token = required(form, "refresh_token");
+  const peek = await deps.grants.peekRefresh(token);
+  if (!peek.ok) {
+    throw new OAuthError(
+      "invalid_grant",
+      peek.reason === "replayed"
+        ? "the refresh token was already used or revoked; every token of this grant is revoked"
+        : peek.reason === "expired"
+        ? "the refresh token has expired; authorize again"
+        : "the refresh token is not valid",
+    );
+  }
+  const { record, familyId } = peek;
+  if (record.clientId !== client.clientId) {
+    throw new OAuthError("invalid_grant", "the refresh token was issued to another client");
+  }
+  const refusal = deps.checkAccess(record.identity);
+  if (refusal) {
+    await deps.grants.revokeFamily(familyId);
+    throw new OAuthError("invalid_grant", `access was withdrawn: ${refusal}`);
+  }
+  const audience = narrowAudience(form, record.audience, deps);
+  const next = await deps.grants.rotateRefresh(token, record);
+  if (next === undefined) {
+    throw new OAuthError(
+      "invalid_grant",
+      "the refresh token was already used; every token of this grant is revoked",
+    );
+  }
+  return await respond(deps, client, familyId, record, audience, next);
+}
+
+export async function handleTokenRequest(
+  form: URLSearchParams,
+  authorization: string | null,
+  deps: TokenDeps,
+): Promise<TokenResponse> {
+  const grantType = required(form, "grant_type");
+  if (grantType !== "authorization_code" && grantType !== "refresh_token") {
+    throw new OAuthError(
+      "unsupported_grant_type",
+      `grant_type ${
+        grantType.slice(0, 60)
+      } is not supported; use authorization_code or refresh_token`,
+    );
+  }
+  const client = await authenticateClient(form, authorization, deps.clients);
+  return grantType === "authorization_code"
+    ? await authorizationCodeGrant(form, client, deps)
+    : await refreshTokenGrant(form, client, deps);
+}

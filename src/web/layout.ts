@@ -1,0 +1,96 @@
+/**
+ * The frame every browser page shares: one stylesheet inline (the binary carries no files),
+ * system fonts, readable contrast, visible focus, and a strict content security policy.
+ */
+import { html, raw } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+
+export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+const STYLE = `
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #4a5260; --bg: #f6f7f9; --card: #fff;
+  --line: #d6dae0; --accent: #1f5fbf; --accent-fg: #fff; --danger: #a4262c; --ok: #1d6b38; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8eaed; --muted: #b4bac4; --bg: #15181c;
+  --card: #1e2227; --line: #3a4049; --accent: #7fb0ff; --accent-fg: #0b1a33; --danger: #ff8a8f;
+  --ok: #7bd897; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: var(--fg); background: var(--bg); }
+header { padding: 14px 24px; border-bottom: 1px solid var(--line); background: var(--card);
+  display: flex; justify-content: space-between; align-items: center; }
+header .brand { font-weight: 650; letter-spacing: .2px; }
+main { max-width: 640px; margin: 40px auto; padding: 0 20px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 12px;
+  padding: 28px; }
+h1 { font-size: 1.45rem; margin: 0 0 12px; }
+p { margin: 0 0 14px; }
+.muted { color: var(--muted); }
+code { font: .92em ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
+ul.facts { padding-left: 20px; margin: 0 0 18px; }
+.actions { display: flex; gap: 12px; flex-wrap: wrap; margin-top: 20px; }
+button, .button { font: inherit; padding: 10px 18px; border-radius: 8px; cursor: pointer;
+  border: 1px solid var(--line); background: var(--card); color: var(--fg);
+  text-decoration: none; display: inline-block; }
+button.primary { background: var(--accent); color: var(--accent-fg); border-color: var(--accent); }
+button:focus-visible, .button:focus-visible, a:focus-visible, input:focus-visible {
+  outline: 3px solid var(--accent); outline-offset: 2px; }
+.notice { border-left: 4px solid var(--danger); padding: 10px 14px; margin: 0 0 16px;
+  background: color-mix(in srgb, var(--danger) 8%, transparent); }
+.notice.ok { border-color: var(--ok); background: color-mix(in srgb, var(--ok) 8%, transparent); }
+a { color: var(--accent); }
+form.inline { display: inline; }
+`;
+
+export interface LayoutOptions {
+  title: string;
+  /** Shown at the right of the header: who is signed in. */
+  signedInAs?: string;
+  /** Extra origins forms on this page may be redirected to (the client's redirect URI). */
+  formTargets?: string[];
+}
+
+/** The page's Content-Security-Policy header value. */
+export function pageCsp(options: LayoutOptions): string {
+  const targets = ["'self'", ...(options.formTargets ?? [])].join(" ");
+  return `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+export function layout(options: LayoutOptions, body: Html): Html {
+  return html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>${options.title} · Gatehouse</title>
+        <style>${raw(STYLE)}</style>
+      </head>
+      <body>
+        <header><span class="brand">Gatehouse</span>${options.signedInAs
+          ? html`<span class="muted">Signed in as ${options.signedInAs}</span>`
+          : ""}</header>
+        <main id="main">${body}</main>
+      </body>
+    </html>
+  `;
+}
+
+/** A complete HTML response with the page's security headers. */
+export async function pageResponse(
+  status: number,
+  options: LayoutOptions,
+  body: Html,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const text = (await layout(options, body)).toString();
+  return new Response(text, {
+    status,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "content-security-policy": pageCsp(options),
+      ...headers,
+    },
+  });
+}

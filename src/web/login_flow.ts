@@ -1,0 +1,330 @@
+/**
+ * The browser side of the authorization server: /authorize → company login → consent →
+ * authorization code back to the client; and signing out. Each step takes a Request and
+ * returns a Response; what it decides comes from `oauth/` (protocol) and `idp/` (login).
+ */
+import type { OAuthConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Identity } from "../core/identity.ts";
+import { sha256Base64Url } from "../crypto/base64url.ts";
+import { timingSafeEqual } from "../crypto/compare.ts";
+import { s256Challenge } from "../crypto/pkce.ts";
+import { randomBase64Url } from "../crypto/random.ts";
+import { type IdentityProvider, IdpError } from "../idp/provider.ts";
+import { type AuthorizationRequest, checkAuthorizationRequest } from "../oauth/authorize.ts";
+import type { ClientDirectory } from "../oauth/client_directory.ts";
+import { NO_STORE, OAuthError, oauthErrorRedirect } from "../oauth/errors.ts";
+import type { GrantStore } from "../oauth/grants.ts";
+import type { Logger } from "../observability/logger.ts";
+import { KEYS } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+import { clearCookie, type CookiePolicy, readCookie, setCookie } from "./cookies.ts";
+import { consentPage, errorPage, signedOutPage, signOutPage } from "./pages.ts";
+import type { SsoSession, SsoSessions } from "./sso.ts";
+
+export interface LoginFlowDeps {
+  issuer: string;
+  oauth: OAuthConfig;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  clients: ClientDirectory;
+  grants: GrantStore;
+  sso: SsoSessions;
+  idp: IdentityProvider;
+  cookies: CookiePolicy;
+  resolveResource(resource: string): string | undefined;
+  checkAccess(identity: Identity): string | undefined;
+}
+
+/** An /authorize request waiting for login or consent. */
+interface PendingAuthorization {
+  request: AuthorizationRequest;
+  /** Set once someone is shown the consent page: only they may answer it. */
+  subject?: string;
+  expiresAt: number;
+}
+
+interface LoginState {
+  pendingId: string;
+  nonce: string;
+  codeVerifier: string;
+  /** Hash of the login cookie: the callback must arrive in the browser that started it. */
+  bindingHash: string;
+  expiresAt: number;
+}
+
+interface ConsentRecord {
+  audience: string[];
+  grantedAt: number;
+}
+
+const LOGIN_COOKIE = "gatehouse_login";
+
+export class LoginFlow {
+  constructor(private readonly deps: LoginFlowDeps) {}
+
+  get callbackUri(): string {
+    return `${this.deps.issuer}/oauth/callback`;
+  }
+
+  async authorize(request: Request): Promise<Response> {
+    const { deps } = this;
+    const check = await checkAuthorizationRequest(new URL(request.url).searchParams, deps);
+    if (!check.ok && check.kind === "page") {
+      return await errorPage(400, "This sign-in link cannot be used", check.error.description);
+    }
+    if (!check.ok) {
+      return oauthErrorRedirect(check.redirectUri, check.error, check.state, deps.issuer);
+    }
+    const pendingId = randomBase64Url(24);
+    const pending: PendingAuthorization = {
+      request: check.request,
+      expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
+    };
+    await deps.store.set(KEYS.authorizeRequest(pendingId), pending);
+    const session = await deps.sso.fromRequest(request);
+    if (session && !deps.checkAccess(session.identity)) {
+      return await this.#afterLogin(session, pendingId, pending, {});
+    }
+    return await this.#startLogin(pendingId);
+  }
+
+  async #startLogin(pendingId: string): Promise<Response> {
+    const { deps } = this;
+    const state = randomBase64Url(24);
+    const binding = randomBase64Url(24);
+    const codeVerifier = randomBase64Url(48);
+    const login: LoginState = {
+      pendingId,
+      nonce: randomBase64Url(24),
+      codeVerifier,
+      bindingHash: await sha256Base64Url(binding),
+      expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
+    };
+    await deps.store.set(KEYS.login(await sha256Base64Url(state)), login);
+    let location: URL;
+    try {
+      location = await deps.idp.authorizationUrl({
+        state,
+        nonce: login.nonce,
+        codeChallenge: await s256Challenge(codeVerifier),
+        redirectUri: this.callbackUri,
+      });
+    } catch (error) {
+      deps.logger.error("identity provider unavailable", { error });
+      return await errorPage(
+        502,
+        "Sign-in is unavailable",
+        "The company identity provider could not be reached. Try again in a minute.",
+      );
+    }
+    return new Response(null, {
+      status: 302,
+      headers: {
+        location: location.href,
+        "set-cookie": setCookie(
+          deps.cookies,
+          LOGIN_COOKIE,
+          binding,
+          deps.oauth.authorizationRequestTtlMs / 1000,
+        ),
+        ...NO_STORE,
+      },
+    });
+  }
+
+  /** GET /oauth/callback: the identity provider sends the person back here. */
+  async callback(request: Request): Promise<Response> {
+    const { deps } = this;
+    const url = new URL(request.url);
+    const state = url.searchParams.get("state");
+    const login = state
+      ? await deps.store.consume<LoginState>(KEYS.login(await sha256Base64Url(state)))
+      : undefined;
+    if (!state || !login || login.expiresAt <= deps.clock.now()) {
+      return await errorPage(
+        400,
+        "This sign-in has expired",
+        "It took too long, or it was already completed. Start again from your application.",
+      );
+    }
+    const binding = readCookie(request.headers.get("cookie"), deps.cookies, LOGIN_COOKIE);
+    const bindingOk = binding !== undefined && timingSafeEqual(
+      new TextEncoder().encode(await sha256Base64Url(binding)),
+      new TextEncoder().encode(login.bindingHash),
+    );
+    if (!bindingOk) {
+      return await errorPage(
+        400,
+        "This sign-in was started elsewhere",
+        "The sign-in began in another browser or its cookie was lost. Start again from your application, in this browser.",
+      );
+    }
+    const pending = await this.#pending(login.pendingId);
+    if (!pending) {
+      return await errorPage(400, "This sign-in has expired", "Start again from your application.");
+    }
+    let identity: Identity;
+    try {
+      identity = await deps.idp.completeLogin({
+        callbackUrl: url,
+        state,
+        nonce: login.nonce,
+        codeVerifier: login.codeVerifier,
+        redirectUri: this.callbackUri,
+      });
+    } catch (error) {
+      if (!(error instanceof IdpError)) throw error;
+      deps.logger.warn("login failed at the identity provider", { reason: error.code });
+      return await errorPage(
+        error.code === "login_refused" ? 403 : 502,
+        "Sign-in did not complete",
+        error.message,
+      );
+    }
+    const refusal = deps.checkAccess(identity);
+    if (refusal) {
+      deps.logger.warn("login refused by the access policy", { subject: identity.subject });
+      return await errorPage(403, "Access not permitted", refusal);
+    }
+    deps.logger.info("login", { subject: identity.subject });
+    const { session, cookie } = await deps.sso.create(identity);
+    return await this.#afterLogin(session, login.pendingId, pending, {
+      "set-cookie": [cookie, clearCookie(deps.cookies, LOGIN_COOKIE)],
+    });
+  }
+
+  /** Consent if this client is new to the person, else the code straight away. */
+  async #afterLogin(
+    session: SsoSession,
+    pendingId: string,
+    pending: PendingAuthorization,
+    headers: { "set-cookie"?: string[] },
+  ): Promise<Response> {
+    const { deps } = this;
+    const { request } = pending;
+    const consent = await deps.store.get<ConsentRecord>(
+      KEYS.consent(session.identity.subject, request.clientId),
+    );
+    if (consent && request.audience.every((uri) => consent.audience.includes(uri))) {
+      await deps.store.delete(KEYS.authorizeRequest(pendingId));
+      return withCookies(await this.#issueCode(request, session.identity), headers);
+    }
+    await deps.store.set(KEYS.authorizeRequest(pendingId), {
+      ...pending,
+      subject: session.identity.subject,
+    });
+    const page = await consentPage({
+      person: session.identity.email ?? session.identity.name ?? session.identity.subject,
+      clientName: request.clientName,
+      clientId: request.clientId,
+      redirectUri: request.redirectUri,
+      services: request.audience.map((uri) => uri.slice(deps.issuer.length + 1)),
+      requestId: pendingId,
+      csrf: await deps.sso.csrfToken(session),
+      action: `${new URL(deps.issuer).pathname.replace(/\/$/, "")}/authorize/consent`,
+    });
+    return withCookies(page, headers);
+  }
+
+  /** POST /authorize/consent: the person's answer. */
+  async consent(request: Request, form: URLSearchParams): Promise<Response> {
+    const { deps } = this;
+    const session = await deps.sso.fromRequest(request);
+    if (!session) {
+      return await errorPage(
+        401,
+        "Your sign-in has expired",
+        "Start again from your application.",
+      );
+    }
+    if (!(await deps.sso.checkCsrf(session, form.get("csrf")))) {
+      return await errorPage(403, "This form has expired", "Reload the page and try again.");
+    }
+    const pendingId = form.get("request") ?? "";
+    const pending = /^[A-Za-z0-9_-]{32}$/.test(pendingId)
+      ? await deps.store.consume<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
+      : undefined;
+    if (
+      !pending || pending.expiresAt <= deps.clock.now() ||
+      pending.subject !== session.identity.subject
+    ) {
+      return await errorPage(
+        400,
+        "This request has expired",
+        "It was already answered or took too long. Start again from your application.",
+      );
+    }
+    const { request: authorization } = pending;
+    if (form.get("decision") !== "allow") {
+      deps.logger.info("consent denied", {
+        subject: session.identity.subject,
+        clientId: authorization.clientId,
+      });
+      return oauthErrorRedirect(
+        authorization.redirectUri,
+        new OAuthError("access_denied", "the person declined to grant access"),
+        authorization.state,
+        deps.issuer,
+      );
+    }
+    const key = KEYS.consent(session.identity.subject, authorization.clientId);
+    const previous = await deps.store.get<ConsentRecord>(key);
+    await deps.store.set(
+      key,
+      {
+        audience: [...new Set([...(previous?.audience ?? []), ...authorization.audience])],
+        grantedAt: deps.clock.now(),
+      } satisfies ConsentRecord,
+    );
+    return await this.#issueCode(authorization, session.identity);
+  }
+
+  async #issueCode(request: AuthorizationRequest, identity: Identity): Promise<Response> {
+    const { deps } = this;
+    const code = await deps.grants.issueCode({
+      clientId: request.clientId,
+      identity,
+      audience: request.audience,
+      scope: request.scope,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
+    });
+    const location = new URL(request.redirectUri);
+    location.searchParams.set("code", code);
+    location.searchParams.set("state", request.state);
+    location.searchParams.set("iss", deps.issuer);
+    return new Response(null, { status: 302, headers: { location: location.href, ...NO_STORE } });
+  }
+
+  async #pending(id: string): Promise<PendingAuthorization | undefined> {
+    const pending = await this.deps.store.get<PendingAuthorization>(KEYS.authorizeRequest(id));
+    return pending && pending.expiresAt > this.deps.clock.now() ? pending : undefined;
+  }
+
+  /** GET /logout: a confirmation form (signing out is a POST, so links cannot do it). */
+  async logoutPage(request: Request): Promise<Response> {
+    const session = await this.deps.sso.fromRequest(request);
+    if (!session) return await signedOutPage({});
+    const person = session.identity.email ?? session.identity.subject;
+    const action = `${new URL(this.deps.issuer).pathname.replace(/\/$/, "")}/logout`;
+    return await signOutPage(person, await this.deps.sso.csrfToken(session), action);
+  }
+
+  /** POST /logout: ends the SSO session server-side and clears its cookie. */
+  async logout(request: Request, form: URLSearchParams): Promise<Response> {
+    const session = await this.deps.sso.fromRequest(request);
+    if (session && !(await this.deps.sso.checkCsrf(session, form.get("csrf")))) {
+      return await errorPage(403, "This form has expired", "Reload the page and try again.");
+    }
+    const cookie = await this.deps.sso.end(session);
+    if (session) this.deps.logger.info("logout", { subject: session.identity.subject });
+    return await signedOutPage({ "set-cookie": cookie });
+  }
+}
+
+function withCookies(response: Response, headers: { "set-cookie"?: string[] }): Response {
+  for (const cookie of headers["set-cookie"] ?? []) response.headers.append("set-cookie", cookie);
+  return response;
+}

@@ -1,0 +1,102 @@
+/** The pages of the login flow: errors, refusals, consent, and signing out. */
+import { html } from "hono/html";
+import { type Html, pageResponse } from "./layout.ts";
+
+export function errorPage(
+  status: number,
+  title: string,
+  message: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return pageResponse(
+    status,
+    { title },
+    html`
+      <div class="card" role="alert">
+        <h1>${title}</h1>
+        <p>${message}</p>
+        <p
+          class="muted">You can close this window. If this keeps happening, give your administrators the time it happened.</p>
+      </div>
+    `,
+    headers,
+  );
+}
+
+export interface ConsentView {
+  person: string;
+  clientName?: string;
+  clientId: string;
+  redirectUri: string;
+  /** The services (server names) the client will be able to use. */
+  services: string[];
+  requestId: string;
+  csrf: string;
+  action: string;
+}
+
+export function consentPage(view: ConsentView): Promise<Response> {
+  const redirect = new URL(view.redirectUri);
+  const shownName = view.clientName ?? "An application";
+  const services: Html = html`${
+    view.services.map((service) => html`<li><code>${service}</code></li>`)
+  }`;
+  return pageResponse(
+    200,
+    {
+      title: "Allow access?",
+      signedInAs: view.person,
+      formTargets: [
+        redirect.protocol.startsWith("http") ? redirect.origin : `${redirect.protocol}`,
+      ],
+    },
+    html`
+      <div class="card">
+        <h1>Allow ${shownName} to use your tools?</h1>
+        <p><strong>${shownName}</strong> is asking to act as you on:</p>
+        <ul class="facts">${services}</ul>
+        <p class="muted">It will be sent back to <code>${redirect.origin}${redirect
+          .pathname}</code>.
+      The name is chosen by the application itself; continue only if you just started this sign-in.</p>
+        <form method="post" action="${view.action}">
+          <input type="hidden" name="request" value="${view.requestId}">
+          <input type="hidden" name="csrf" value="${view.csrf}">
+          <div class="actions">
+            <button class="primary" type="submit" name="decision" value="allow">Allow</button>
+            <button type="submit" name="decision" value="deny">Deny</button>
+          </div>
+        </form>
+      </div>
+    `,
+  );
+}
+
+export function signedOutPage(headers: Record<string, string>): Promise<Response> {
+  return pageResponse(
+    200,
+    { title: "Signed out" },
+    html`
+      <div class="card" role="status">
+        <h1>You are signed out</h1>
+        <p>Applications you allowed keep their access until it expires or you revoke it.</p>
+      </div>
+    `,
+    headers,
+  );
+}
+
+export function signOutPage(person: string, csrf: string, action: string): Promise<Response> {
+  return pageResponse(
+    200,
+    { title: "Sign out", signedInAs: person },
+    html`
+      <div class="card">
+        <h1>Sign out of Gatehouse?</h1>
+        <form method="post" action="${action}">
+          <input type="hidden" name="csrf" value="${csrf}">
+          <div class="actions"><button class="primary" type="submit">Sign out</button></div>
+        </form>
+      </div>
+    `,
+  );
+}

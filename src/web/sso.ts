@@ -1,0 +1,88 @@
+/**
+ * The browser's single sign-on session: a random id in an HttpOnly cookie, the record kept
+ * server-side under the id's hash, so it can be revoked and a stolen database holds no cookie.
+ * CSRF tokens are an HMAC of the session id under the CSRF key: bound to this session only.
+ */
+import type { Clock } from "../core/clock.ts";
+import type { Identity } from "../core/identity.ts";
+import { encodeBase64Url, sha256Base64Url } from "../crypto/base64url.ts";
+import { timingSafeEqual } from "../crypto/compare.ts";
+import { randomBase64Url } from "../crypto/random.ts";
+import { KEYS } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+import { clearCookie, type CookiePolicy, readCookie, setCookie } from "./cookies.ts";
+
+export const SSO_COOKIE = "gatehouse_sso";
+
+export interface SsoSession {
+  /** The cookie value; never stored. */
+  id: string;
+  identity: Identity;
+  createdAt: number;
+  expiresAt: number;
+}
+
+interface SsoRecord {
+  identity: Identity;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export class SsoSessions {
+  constructor(
+    private readonly options: {
+      store: Store;
+      clock: Clock;
+      ttlMs: number;
+      cookies: CookiePolicy;
+      csrfKey: CryptoKey;
+    },
+  ) {}
+
+  /** Starts a session; returns it and the Set-Cookie header that carries it. */
+  async create(identity: Identity): Promise<{ session: SsoSession; cookie: string }> {
+    const { store, clock, ttlMs, cookies } = this.options;
+    const id = randomBase64Url(32);
+    const now = clock.now();
+    const record: SsoRecord = { identity, createdAt: now, expiresAt: now + ttlMs };
+    await store.set(KEYS.ssoSession(await sha256Base64Url(id)), record);
+    return {
+      session: { id, ...record },
+      cookie: setCookie(cookies, SSO_COOKIE, id, ttlMs / 1000),
+    };
+  }
+
+  /** The live session named by the request's cookie, if any. */
+  async fromRequest(request: Request): Promise<SsoSession | undefined> {
+    const id = readCookie(request.headers.get("cookie"), this.options.cookies, SSO_COOKIE);
+    if (!id) return undefined;
+    const record = await this.options.store.get<SsoRecord>(
+      KEYS.ssoSession(await sha256Base64Url(id)),
+    );
+    if (!record || record.expiresAt <= this.options.clock.now()) return undefined;
+    return { id, ...record };
+  }
+
+  /** Ends the session server-side; returns the Set-Cookie header that clears it. */
+  async end(session: SsoSession | undefined): Promise<string> {
+    if (session) {
+      await this.options.store.delete(KEYS.ssoSession(await sha256Base64Url(session.id)));
+    }
+    return clearCookie(this.options.cookies, SSO_COOKIE);
+  }
+
+  async csrfToken(session: SsoSession): Promise<string> {
+    const mac = await crypto.subtle.sign(
+      "HMAC",
+      this.options.csrfKey,
+      new TextEncoder().encode(session.id),
+    );
+    return encodeBase64Url(new Uint8Array(mac));
+  }
+
+  async checkCsrf(session: SsoSession, given: string | null | undefined): Promise<boolean> {
+    if (!given) return false;
+    const expected = new TextEncoder().encode(await this.csrfToken(session));
+    return timingSafeEqual(new TextEncoder().encode(given), expected);
+  }
+}
