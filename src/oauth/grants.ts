@@ -33,7 +33,7 @@ export interface RefreshRecord extends GrantContext {
 
 interface FamilyRecord {
   revoked: boolean;
-  /** Hash of the family's live refresh token, to delete it when the family is revoked. */
+  /** Hash of the family's live refresh token. */
   refreshHash?: string;
   expiresAt: number;
 }
@@ -131,7 +131,10 @@ export class GrantStore {
     return next;
   }
 
-  /** Ends a grant: its live refresh token is deleted and its access tokens stop working. */
+  /**
+   * Ends a grant: its refresh token and access tokens stop working. The refresh record stays
+   * until it expires, so a later attempt to use it is recognised and named as revoked.
+   */
   async revokeFamily(familyId: string): Promise<void> {
     const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
     const expiresAt = Math.max(
@@ -139,7 +142,6 @@ export class GrantStore {
       this.clock.now() + this.lifetimes.accessMs,
     );
     await this.store.set(KEYS.family(familyId), { revoked: true, expiresAt });
-    if (family?.refreshHash) await this.store.delete(KEYS.refresh(family.refreshHash));
   }
 
   async isFamilyRevoked(familyId: string): Promise<boolean> {
