@@ -79,7 +79,7 @@ export class ClientDirectory {
     } catch (error) {
       throw new OAuthError(
         "invalid_client",
-        `the client metadata document at ${url} could not be fetched: ${(error as Error).message}`,
+        `the client metadata document at ${url} could not be fetched: ${describeError(error)}`,
       );
     }
     const client = clientFromDocument(url, fetched.body, Math.floor(now / 1000));
@@ -122,4 +122,11 @@ export function clientFromDocument(url: ClientId, body: unknown, nowSeconds: num
     );
   }
   return { ...draft, clientId: url, issuedAt: nowSeconds, source: "metadata-document" };
+}
+
+/** An error's message with its cause, which is where fetch puts the reason (TLS, DNS…). */
+function describeError(error: unknown): string {
+  const message = (error as Error).message ?? String(error);
+  const cause = (error as { cause?: { message?: string } }).cause?.message;
+  return cause ? `${message} (${cause})` : message;
 }

@@ -1,0 +1,106 @@
+/**
+ * Client ID metadata documents (MCP 2025-11-25): the SDK client names itself by an https URL
+ * served by the test; the gateway fetches it through its SSRF guard. The gateway runs as its
+ * own process so it can trust the test's certificate authority (DENO_CERT).
+ */
+import assert from "node:assert/strict";
+import { connectWithOAuth, MemoryOAuthProvider, REDIRECT_URI } from "./fixtures/oauth_client.ts";
+import { authorizeParams } from "./fixtures/oauth_raw.ts";
+import { startGatewayProcess } from "./fixtures/gateway_process.ts";
+import { freePort } from "./fixtures/gateway.ts";
+import { startIdp } from "./fixtures/idp.ts";
+import { selfSignedCertificate } from "./fixtures/tls.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+Deno.test("CIMD: the SDK client's URL client_id works; loopback, redirects and mismatches are refused", async () => {
+  const tls = await selfSignedCertificate();
+  const fetched: string[] = [];
+  const ready = Promise.withResolvers<number>();
+  const documents = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: tls.cert,
+    key: tls.key,
+    onListen: ({ port }) => ready.resolve(port),
+  }, (request) => {
+    const url = new URL(request.url);
+    fetched.push(url.pathname);
+    const self = `https://localhost:${url.port}${url.pathname}`;
+    const document = {
+      client_id: self,
+      client_name: "CIMD test client",
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+    if (url.pathname === "/client.json") {
+      return Response.json(document, { headers: { "cache-control": "max-age=600" } });
+    }
+    if (url.pathname === "/moved.json") {
+      return new Response(null, { status: 302, headers: { location: "/client.json" } });
+    }
+    if (url.pathname === "/liar.json") {
+      return Response.json({ ...document, client_id: "https://somebody-else.example/c.json" });
+    }
+    return new Response("not found", { status: 404 });
+  });
+  const docPort = await ready.promise;
+  const port = freePort();
+  const idp = await startIdp([`http://127.0.0.1:${port}/oauth/callback`]);
+  const gateway = await startGatewayProcess(
+    `
+listen: 127.0.0.1:{{PORT}}
+baseUrl: http://127.0.0.1:{{PORT}}
+storage: ":memory:"
+servers:
+  alpha:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+oauth:
+  idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
+  allow: { domains: [example.com] }
+  clientMetadataDocuments: { allowPrivateHosts: [localhost] }
+`,
+    { DENO_CERT: tls.certFile },
+    port,
+  );
+  try {
+    const docs = `https://localhost:${docPort}`;
+    const provider = new MemoryOAuthProvider(`${docs}/client.json`);
+    const { client } = await connectWithOAuth(
+      new UserAgent(),
+      `${gateway.url}/alpha/mcp`,
+      provider,
+    );
+    assert.equal(provider.clientInfo?.client_id, `${docs}/client.json`, "no registration happened");
+    const result = await client.callTool({ name: "echo", arguments: { via: "cimd" } });
+    assert.deepEqual(result.content, [{ type: "text", text: '{"via":"cimd"}' }]);
+    await client.close();
+    assert.equal(fetched.filter((p) => p === "/client.json").length, 1, "cached by max-age");
+
+    const refused = async (clientId: string) => {
+      const params = await authorizeParams(clientId, {}, `${gateway.url}/alpha`);
+      const response = await fetch(`${gateway.url}/authorize?${params}`, { redirect: "manual" });
+      assert.equal(response.headers.get("location"), null, "never redirected");
+      return { status: response.status, body: await response.text() };
+    };
+    const loopback = await refused(`https://127.0.0.1:${docPort}/client.json`);
+    assert.equal(loopback.status, 400);
+    assert.match(loopback.body, /non-public address 127\.0\.0\.1/);
+    const moved = await refused(`${docs}/moved.json`);
+    assert.match(moved.body, /redirect \(302\), which is not followed/);
+    const liar = await refused(`${docs}/liar.json`);
+    assert.match(liar.body, /client_id does not equal its URL/);
+    const missing = await refused(`${docs}/missing.json`);
+    assert.match(missing.body, /answered 404/);
+  } finally {
+    await gateway.close();
+    await idp.close();
+    await documents.shutdown();
+    await Deno.remove(tls.dir, { recursive: true });
+  }
+});
