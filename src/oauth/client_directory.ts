@@ -45,7 +45,7 @@ export class ClientDirectory {
       expiresAt: now + this.options.unusedClientTtlMs,
       source: "registered",
     };
-    await this.options.store.set(KEYS.client(clientId), client);
+    await this.options.store.set(KEYS.client(clientId), client, client.expiresAt);
     return { client, secret };
   }
 

@@ -57,7 +57,7 @@ export class GrantStore {
   async issueCode(context: Omit<CodeRecord, "expiresAt">): Promise<string> {
     const code = randomBase64Url(32);
     const record: CodeRecord = { ...context, expiresAt: this.clock.now() + this.lifetimes.codeMs };
-    await this.store.set(KEYS.code(await sha256Base64Url(code)), record);
+    await this.store.set(KEYS.code(await sha256Base64Url(code)), record, record.expiresAt);
     return code;
   }
 
@@ -71,8 +71,16 @@ export class GrantStore {
     const now = this.clock.now();
     const familyLife = now + Math.max(this.lifetimes.refreshMs, this.lifetimes.accessMs);
     const record = await this.store.consumeAndWrite<CodeRecord>(KEYS.code(hash), [
-      { key: KEYS.usedCode(hash), value: { familyId, expiresAt: familyLife } },
-      { key: KEYS.family(familyId), value: { revoked: false, expiresAt: familyLife } },
+      {
+        key: KEYS.usedCode(hash),
+        value: { familyId, expiresAt: familyLife },
+        expiresAt: familyLife,
+      },
+      {
+        key: KEYS.family(familyId),
+        value: { revoked: false, expiresAt: familyLife },
+        expiresAt: familyLife,
+      },
     ]);
     if (!record) return await this.#replayed(KEYS.usedCode(hash));
     if (record.expiresAt <= now) return { ok: false, reason: "expired" };
@@ -84,7 +92,7 @@ export class GrantStore {
     const token = randomBase64Url(32);
     const hash = await sha256Base64Url(token);
     const record = this.#refreshRecord(familyId, context);
-    await this.store.set(KEYS.refresh(hash), record);
+    await this.store.set(KEYS.refresh(hash), record, record.expiresAt);
     await this.#updateFamily(familyId, hash, record.expiresAt);
     return token;
   }
@@ -114,14 +122,16 @@ export class GrantStore {
     const nextHash = await sha256Base64Url(next);
     const record = this.#refreshRecord(old.familyId, context);
     const consumed = await this.store.consumeAndWrite(KEYS.refresh(oldHash), [
-      { key: KEYS.refresh(nextHash), value: record },
+      { key: KEYS.refresh(nextHash), value: record, expiresAt: record.expiresAt },
       {
         key: KEYS.usedRefresh(oldHash),
         value: { familyId: old.familyId, expiresAt: record.expiresAt } satisfies UsedMarker,
+        expiresAt: record.expiresAt,
       },
       {
         key: KEYS.family(old.familyId),
         value: { revoked: false, refreshHash: nextHash, expiresAt: record.expiresAt },
+        expiresAt: record.expiresAt,
       },
     ]);
     if (!consumed) {
@@ -141,7 +151,7 @@ export class GrantStore {
       family?.expiresAt ?? 0,
       this.clock.now() + this.lifetimes.accessMs,
     );
-    await this.store.set(KEYS.family(familyId), { revoked: true, expiresAt });
+    await this.store.set(KEYS.family(familyId), { revoked: true, expiresAt }, expiresAt);
   }
 
   async isFamilyRevoked(familyId: string): Promise<boolean> {
@@ -163,11 +173,12 @@ export class GrantStore {
   async #updateFamily(familyId: string, refreshHash: string, expiresAt: number): Promise<void> {
     const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
     if (family?.revoked) return;
-    await this.store.set(KEYS.family(familyId), {
-      revoked: false,
-      refreshHash,
-      expiresAt: Math.max(expiresAt, family?.expiresAt ?? 0),
-    });
+    const until = Math.max(expiresAt, family?.expiresAt ?? 0);
+    await this.store.set(
+      KEYS.family(familyId),
+      { revoked: false, refreshHash, expiresAt: until },
+      until,
+    );
   }
 
   async #replayed<T>(markerKey: readonly string[]): Promise<Redemption<T>> {

@@ -24,8 +24,8 @@ class KvStore implements Store {
     return entry.value ?? undefined;
   }
 
-  async set<T>(key: StoreKey, value: T): Promise<void> {
-    await retryLocked(() => this.kv.set(key as Deno.KvKey, value));
+  async set<T>(key: StoreKey, value: T, expiresAt?: number): Promise<void> {
+    await retryLocked(() => this.kv.set(key as Deno.KvKey, value, expiry(expiresAt)));
   }
 
   async setIfAbsent<T>(key: StoreKey, value: T): Promise<T> {
@@ -51,7 +51,9 @@ class KvStore implements Store {
       if (entry.versionstamp === null) return undefined;
       const result = await retryLocked(() => {
         const operation = this.kv.atomic().check(entry).delete(key as Deno.KvKey);
-        for (const write of writes) operation.set(write.key as Deno.KvKey, write.value);
+        for (const write of writes) {
+          operation.set(write.key as Deno.KvKey, write.value, expiry(write.expiresAt));
+        }
         return operation.commit();
       });
       if (result.ok) return entry.value;
@@ -66,6 +68,15 @@ class KvStore implements Store {
   close(): void {
     this.kv.close();
   }
+}
+
+/**
+ * Deno KV's `expireIn` for a record that lapses at `expiresAt`. It only tidies up (deletion is
+ * lazy and late), so it is given a minute of slack; correctness comes from readers' checks.
+ */
+function expiry(expiresAt: number | undefined): { expireIn: number } | undefined {
+  if (expiresAt === undefined) return undefined;
+  return { expireIn: Math.max(1_000, expiresAt - Date.now() + 60_000) };
 }
 
 async function retryLocked<T>(operation: () => Promise<T>): Promise<T> {

@@ -5,13 +5,16 @@ export type StoreKey = readonly (string | number)[];
 export interface StoreWrite {
   key: StoreKey;
   value: unknown;
+  /** Epoch ms after which the record is garbage; readers still check their own expiresAt. */
+  expiresAt?: number;
 }
 
 export interface Store {
   get<T>(key: StoreKey): Promise<T | undefined>;
   /** Writes only if the key is absent; returns the value now stored (the winner's). */
   setIfAbsent<T>(key: StoreKey, value: T): Promise<T>;
-  set<T>(key: StoreKey, value: T): Promise<void>;
+  /** Writes a value; with `expiresAt` the storage may drop it some time after that instant. */
+  set<T>(key: StoreKey, value: T, expiresAt?: number): Promise<void>;
   /** Atomically reads and deletes: at most one caller ever gets the value. */
   consume<T>(key: StoreKey): Promise<T | undefined>;
   /**

@@ -82,7 +82,7 @@ export class LoginFlow {
       request: check.request,
       expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
     };
-    await deps.store.set(KEYS.authorizeRequest(pendingId), pending);
+    await deps.store.set(KEYS.authorizeRequest(pendingId), pending, pending.expiresAt);
     const session = await deps.sso.fromRequest(request);
     if (session && !deps.checkAccess(session.identity)) {
       return await this.#afterLogin(session, pendingId, pending, {});
@@ -102,7 +102,7 @@ export class LoginFlow {
       bindingHash: await sha256Base64Url(binding),
       expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
     };
-    await deps.store.set(KEYS.login(await sha256Base64Url(state)), login);
+    await deps.store.set(KEYS.login(await sha256Base64Url(state)), login, login.expiresAt);
     let location: URL;
     try {
       location = await deps.idp.authorizationUrl({
@@ -211,10 +211,11 @@ export class LoginFlow {
       await deps.store.delete(KEYS.authorizeRequest(pendingId));
       return withCookies(await this.#issueCode(request, session.identity), headers);
     }
-    await deps.store.set(KEYS.authorizeRequest(pendingId), {
-      ...pending,
-      subject: session.identity.subject,
-    });
+    await deps.store.set(
+      KEYS.authorizeRequest(pendingId),
+      { ...pending, subject: session.identity.subject },
+      pending.expiresAt,
+    );
     const page = await consentPage({
       person: session.identity.email ?? session.identity.name ?? session.identity.subject,
       clientName: request.clientName,

@@ -45,7 +45,7 @@ export class SsoSessions {
     const id = randomBase64Url(32);
     const now = clock.now();
     const record: SsoRecord = { identity, createdAt: now, expiresAt: now + ttlMs };
-    await store.set(KEYS.ssoSession(await sha256Base64Url(id)), record);
+    await store.set(KEYS.ssoSession(await sha256Base64Url(id)), record, record.expiresAt);
     return {
       session: { id, ...record },
       cookie: setCookie(cookies, SSO_COOKIE, id, ttlMs / 1000),
