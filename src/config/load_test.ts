@@ -119,3 +119,43 @@ oauth:
   assert.match(text, /baseUrl: must be https when oauth is configured/);
   assert.doesNotMatch(text, /servers\.a: has no authentication/);
 });
+
+Deno.test("parseConfigText() resolves google and azure to their issuers; refuses a shared Entra tenant", () => {
+  const with_ = (idp: string) =>
+    `baseUrl: https://gw.example.com
+servers: { a: { transport: stdio, command: x } }
+oauth:
+  idp: ${idp}
+  allow: { domains: [example.com] }
+`;
+  const google = parseConfigText(
+    with_("{ provider: google, clientId: g, clientSecret: s }"),
+    () => undefined,
+  );
+  assert.equal(google.oauth?.idp.issuer, "https://accounts.google.com");
+  assert.deepEqual(google.oauth?.idp.scopes, ["openid", "email", "profile"]);
+  const azure = parseConfigText(
+    with_("{ provider: azure, tenant: contoso.onmicrosoft.com, clientId: a, clientSecret: s }"),
+    () => undefined,
+  );
+  assert.equal(
+    azure.oauth?.idp.issuer,
+    "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0",
+  );
+  assert.throws(
+    () =>
+      parseConfigText(
+        with_("{ provider: azure, tenant: common, clientId: a, clientSecret: s }"),
+        () => undefined,
+      ),
+    /admits accounts from any tenant/,
+  );
+  assert.throws(
+    () =>
+      parseConfigText(
+        with_("{ provider: oidc, issuer: http://idp.example.com, clientId: a, clientSecret: s }"),
+        () => undefined,
+      ),
+    /oauth\.idp\.issuer: must be an https URL/,
+  );
+});
