@@ -36,12 +36,18 @@ export async function createAuthenticator(
         Promise.resolve({ ok: true, principal: { id: userId(`anonymous:${remoteAddress}`) } }),
     };
   }
-  const digests = await Promise.all(
-    server.serviceAuths.flatMap((auth) => auth.tokens).map((token) => sha256(token.reveal())),
+  const tokens = server.serviceAuths.flatMap((auth) => auth.tokens).map((t) => t.reveal());
+  const digests = await Promise.all(tokens.map(sha256));
+  // Worked out once: who each configured token stands for.
+  const principals: Principal[] = await Promise.all(
+    tokens.map(async (token) => ({ id: userId(`token:${await fingerprint(token)}`) })),
   );
   return {
     async authenticate(request) {
-      if (new URL(request.url).searchParams.has("access_token")) {
+      if (
+        request.url.includes("access_token") &&
+        new URL(request.url).searchParams.has("access_token")
+      ) {
         return {
           ok: false,
           error: "invalid_request",
@@ -62,11 +68,11 @@ export async function createAuthenticator(
       const token = match[1];
       if (digests.length > 0) {
         const given = await sha256(token);
-        let found = false;
-        for (const digest of digests) found = timingSafeEqual(given, digest) || found;
-        if (found) {
-          return { ok: true, principal: { id: userId(`token:${await fingerprint(token)}`) } };
-        }
+        let found = -1;
+        digests.forEach((digest, i) => {
+          if (timingSafeEqual(given, digest)) found = i;
+        });
+        if (found >= 0) return { ok: true, principal: principals[found] };
       }
       if (oauth && looksLikeJwt(token)) {
         const check = await oauth.verify(token, server.name);

@@ -13,6 +13,9 @@ import { serviceUri } from "./services.ts";
 
 const REVOCATION_CACHE_MS = 5_000;
 const REVOCATION_CACHE_SIZE = 10_000;
+/** Tokens whose signature was already checked, so a busy client costs one HMAC, not one per call. */
+const VERIFIED_CACHE_SIZE = 10_000;
+const SKEW_SECONDS = 30;
 
 export type TokenCheck =
   | { ok: true; claims: AccessTokenClaims }
@@ -31,6 +34,7 @@ const DESCRIPTIONS: Record<JwtError["code"], string> = {
 
 export class TokenVerifier {
   readonly #revocations = new Map<string, { revoked: boolean; at: number }>();
+  readonly #verified = new Map<string, AccessTokenClaims>();
 
   constructor(
     private readonly options: {
@@ -43,6 +47,14 @@ export class TokenVerifier {
 
   async verify(token: string, server: ServerName): Promise<TokenCheck> {
     const audience = serviceUri(this.options.issuer, server);
+    const cacheKey = `${server} ${token}`;
+    const cached = this.#verified.get(cacheKey);
+    if (cached) {
+      if (cached.exp! + SKEW_SECONDS > this.options.clock.now() / 1000) {
+        return await this.#unlessRevoked(cached);
+      }
+      this.#verified.delete(cacheKey);
+    }
     let claims: AccessTokenClaims;
     try {
       claims = await this.options.accessTokens.verify(token, audience);
@@ -55,6 +67,12 @@ export class TokenVerifier {
           : DESCRIPTIONS[error.code],
       };
     }
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.clear();
+    this.#verified.set(cacheKey, claims);
+    return await this.#unlessRevoked(claims);
+  }
+
+  async #unlessRevoked(claims: AccessTokenClaims): Promise<TokenCheck> {
     if (await this.#isRevoked(claims.fam)) {
       return { ok: false, description: "the access token's grant has been revoked" };
     }
