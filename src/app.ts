@@ -97,6 +97,7 @@ async function createAuthServer(
     store,
     clock,
     unusedClientTtlMs: oauthConfig.unusedClientTtlMs,
+    redirectSchemes: oauthConfig.redirectSchemes,
     fetchMetadataDocument: cimd.enabled ? (url) => guardedFetchJson(url, cimd) : undefined,
   });
   const resolve = (resource: string) => {

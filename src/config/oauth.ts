@@ -29,6 +29,21 @@ const OAUTH_KEYS = [
   "idp",
   "allow",
   "clientMetadataDocuments",
+  "redirectSchemes",
+];
+/** Schemes that must never receive an authorization code. */
+const FORBIDDEN_SCHEMES = [
+  "http",
+  "https",
+  "javascript",
+  "data",
+  "file",
+  "vbscript",
+  "blob",
+  "about",
+  "ftp",
+  "ws",
+  "wss",
 ];
 const IDP_KEYS = [
   "provider",
@@ -212,5 +227,16 @@ export function parseOAuth(c: Checker, value: unknown): OAuthConfig | undefined 
     idp,
     allow: parsePolicy(c, raw.allow, idp.provider),
     clientMetadataDocuments: parseCimd(c, raw.clientMetadataDocuments),
+    redirectSchemes: c.stringList(raw.redirectSchemes, at("redirectSchemes")).map((scheme, i) => {
+      const lower = scheme.toLowerCase();
+      if (!/^[a-z][a-z0-9+.-]*$/.test(lower) || FORBIDDEN_SCHEMES.includes(lower)) {
+        c.fail(
+          ["oauth", "redirectSchemes", i],
+          `"${scheme}" cannot be a native app's redirect scheme`,
+          'give the scheme alone, e.g. "cursor" or "vscode"',
+        );
+      }
+      return lower;
+    }),
   };
 }

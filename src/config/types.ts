@@ -97,6 +97,8 @@ export interface OAuthConfig {
   idp: IdpConfig;
   allow: AccessPolicy;
   clientMetadataDocuments: ClientMetadataDocumentsConfig;
+  /** Private-use redirect URI schemes of native apps admitted at registration (e.g. "cursor"). */
+  redirectSchemes: string[];
 }
 
 export interface ResolvedConfig {

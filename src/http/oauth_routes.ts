@@ -7,7 +7,7 @@ import type { Hono } from "hono";
 import type { ResolvedConfig } from "../config/types.ts";
 import { parseClientId, parseServerName, type ServerName } from "../core/ids.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
-import { publicClientMetadata, validateRegistration } from "../oauth/clients.ts";
+import { publicClientMetadata } from "../oauth/clients.ts";
 import { NO_STORE, OAuthError, oauthErrorJson } from "../oauth/errors.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../oauth/metadata.ts";
 import { handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
@@ -137,7 +137,7 @@ export function registerOAuthRoutes(
             : "the body is not valid JSON",
         );
       }
-      const { client, secret } = await auth.clients.register(validateRegistration(body));
+      const { client, secret } = await auth.clients.register(body);
       logger.info("client registered", {
         clientId: client.clientId,
         clientName: client.clientName,

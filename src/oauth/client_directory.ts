@@ -20,6 +20,8 @@ export interface ClientDirectoryOptions {
   store: Store;
   clock: Clock;
   unusedClientTtlMs: number;
+  /** Private-use redirect URI schemes admitted besides https and loopback http. */
+  redirectSchemes: string[];
   /** Absent when metadata documents are turned off. */
   fetchMetadataDocument?: MetadataDocumentFetcher;
 }
@@ -32,8 +34,12 @@ export class ClientDirectory {
 
   constructor(private readonly options: ClientDirectoryOptions) {}
 
-  /** Stores a validated registration; returns the record and, for confidential clients, the secret. */
-  async register(draft: RegistrationDraft): Promise<{ client: ClientRecord; secret?: string }> {
+  /**
+   * Validates registration metadata (throwing `OAuthError`) and stores it; returns the record
+   * and, for confidential clients, the secret.
+   */
+  async register(body: unknown): Promise<{ client: ClientRecord; secret?: string }> {
+    const draft = validateRegistration(body, this.options.redirectSchemes);
     const now = this.options.clock.now();
     const clientId = `gh_${randomBase64Url(18)}` as ClientId;
     const secret = draft.tokenEndpointAuthMethod === "none" ? undefined : randomBase64Url(32);
@@ -82,7 +88,12 @@ export class ClientDirectory {
         `the client metadata document at ${url} could not be fetched: ${describeError(error)}`,
       );
     }
-    const client = clientFromDocument(url, fetched.body, Math.floor(now / 1000));
+    const client = clientFromDocument(
+      url,
+      fetched.body,
+      Math.floor(now / 1000),
+      this.options.redirectSchemes,
+    );
     const seconds = Math.min(fetched.maxAgeSeconds, MAX_CACHE_SECONDS);
     if (seconds > 0) {
       if (this.#documents.size >= MAX_CACHED_DOCUMENTS) {
@@ -95,7 +106,12 @@ export class ClientDirectory {
 }
 
 /** Validates a fetched metadata document as the client it describes. */
-export function clientFromDocument(url: ClientId, body: unknown, nowSeconds: number): ClientRecord {
+export function clientFromDocument(
+  url: ClientId,
+  body: unknown,
+  nowSeconds: number,
+  redirectSchemes: string[] = [],
+): ClientRecord {
   if (!body || typeof body !== "object" || Array.isArray(body)) {
     throw new OAuthError("invalid_client", "the client metadata document is not a JSON object");
   }
@@ -114,7 +130,7 @@ export function clientFromDocument(url: ClientId, body: unknown, nowSeconds: num
   }
   let draft: RegistrationDraft;
   try {
-    draft = validateRegistration({ ...body, token_endpoint_auth_method: "none" });
+    draft = validateRegistration({ ...body, token_endpoint_auth_method: "none" }, redirectSchemes);
   } catch (error) {
     throw new OAuthError(
       "invalid_client",

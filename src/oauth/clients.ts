@@ -44,8 +44,11 @@ function isLoopbackHost(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
-/** Why a redirect URI is unacceptable, or undefined when it is fine. */
-export function redirectUriProblem(text: string): string | undefined {
+/**
+ * Why a redirect URI is unacceptable, or undefined when it is fine. `customSchemes` lists the
+ * private-use schemes of native apps the operator admits (RFC 8252 §7.1, e.g. "cursor").
+ */
+export function redirectUriProblem(text: string, customSchemes: string[] = []): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
@@ -56,6 +59,7 @@ export function redirectUriProblem(text: string): string | undefined {
   if (url.username || url.password) return "a redirect URI must not carry credentials";
   if (url.protocol === "https:") return undefined;
   if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
+  if (customSchemes.includes(url.protocol.slice(0, -1))) return undefined;
   return `"${text.slice(0, 100)}" must use https, or http on a loopback address`;
 }
 
@@ -87,7 +91,10 @@ function stringArray(body: Record<string, unknown>, field: string, fallback: str
 }
 
 /** Validates registration metadata (RFC 7591 §2) into what will be stored. */
-export function validateRegistration(body: unknown): RegistrationDraft {
+export function validateRegistration(
+  body: unknown,
+  customSchemes: string[] = [],
+): RegistrationDraft {
   if (!body || typeof body !== "object" || Array.isArray(body)) {
     throw invalid("the registration request must be a JSON object");
   }
@@ -103,7 +110,7 @@ export function validateRegistration(body: unknown): RegistrationDraft {
     );
   }
   for (const uri of redirectUris) {
-    const problem = redirectUriProblem(uri);
+    const problem = redirectUriProblem(uri, customSchemes);
     if (problem) throw new OAuthError("invalid_redirect_uri", problem);
   }
   const grantTypes = stringArray(raw, "grant_types", ["authorization_code"]);
