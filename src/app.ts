@@ -2,7 +2,10 @@
  * The composition root: resolved config + adapters → the gateway's `fetch` and `close`.
  * The only place that constructs concrete implementations.
  */
-import type { OAuthConfig, ResolvedConfig } from "./config/types.ts";
+import type { BackendServerConfig, OAuthConfig, ResolvedConfig } from "./config/types.ts";
+import { createBackend } from "./mcp/backends/connect.ts";
+import { createAggregateBackend } from "./mcp/aggregate/backend.ts";
+import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
 import type { Identity } from "./core/identity.ts";
 import { deriveHmacKey } from "./crypto/keys.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
@@ -46,11 +49,28 @@ const KILL_GRACE_MS = 2_000;
 
 export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): Promise<Gateway> {
   const { logger, store, clock } = deps;
+  const caches = new Map<ServerName, DiscoveryCache>();
   const sessions = new SessionRegistry({
     limits: config.limits,
     logger,
     now: () => clock.now(),
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
+    connect: (server, user, options) => {
+      if (server.transport !== "aggregate") return createBackend(server, user, options);
+      let cache = caches.get(server.name);
+      if (!cache) {
+        caches.set(
+          server.name,
+          cache = new DiscoveryCache(server.cacheTtlMs, () => clock.now()),
+        );
+      }
+      const members = server.members.map((name) => config.servers.get(name) as BackendServerConfig);
+      return createAggregateBackend(server, members, user, {
+        ...options,
+        cache,
+        requestTimeoutMs: config.limits.requestTimeoutMs,
+      });
+    },
   });
   const master = await resolveMasterSecret(config, store, logger);
   const oauth = config.oauth

@@ -49,7 +49,21 @@ export interface HttpServerConfig extends ServerCommon {
   headers: Record<string, string>;
 }
 
-export type ServerConfig = StdioServerConfig | HttpServerConfig;
+/** A server that proxies to one backend. */
+export type BackendServerConfig = StdioServerConfig | HttpServerConfig;
+
+/** One endpoint combining several backends' tools, prompts and resources. */
+export interface AggregateServerConfig extends ServerCommon {
+  transport: "aggregate";
+  /** Member servers, in the configured order (it decides clashes). */
+  members: ServerName[];
+  /** Between member and tool name: "linear.create_issue". */
+  delimiter: string;
+  /** How long a member's lists are reused before they are asked again. */
+  cacheTtlMs: number;
+}
+
+export type ServerConfig = BackendServerConfig | AggregateServerConfig;
 
 export type IdpProvider = "oidc" | "google" | "azure" | "github";
 

@@ -8,6 +8,7 @@ import type { ConfigIssue, ConfigPath } from "./issues.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import { parseOAuth } from "./oauth.ts";
 import type {
+  AggregateServerConfig,
   HttpServerConfig,
   Limits,
   LogLevel,
@@ -52,6 +53,8 @@ const LIMIT_KEYS = [
 ];
 const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
 const STDIO_KEYS = [...COMMON_SERVER_KEYS, "command", "args", "env", "cwd"];
+const AGGREGATE_KEYS = [...COMMON_SERVER_KEYS, "servers", "delimiter", "cacheTtl"];
+const DEFAULT_CACHE_TTL_MS = 60_000;
 const HTTP_KEYS = [...COMMON_SERVER_KEYS, "url", "headers"];
 const TRANSPORTS = ["stdio", "streamable-http", "sse", "aggregate"];
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
@@ -193,14 +196,11 @@ function parseServer(
       `one of: ${TRANSPORTS.join(", ")}`,
     );
   }
-  if (transport === "aggregate") {
-    return c.fail(
-      [...path, "transport"],
-      "aggregate servers are not available in this version",
-      "list each backend as its own server for now",
-    );
-  }
-  const raw = c.object(value, path, transport === "stdio" ? STDIO_KEYS : HTTP_KEYS)!;
+  const raw = c.object(
+    value,
+    path,
+    transport === "stdio" ? STDIO_KEYS : transport === "aggregate" ? AGGREGATE_KEYS : HTTP_KEYS,
+  )!;
   const common = {
     name: name as ServerName,
     public: c.boolean(raw.public, [...path, "public"], false),
@@ -217,6 +217,39 @@ function parseServer(
     c.fail([...path, "public"], "a public server cannot also have serviceAuths", "pick one");
   }
   if (raw.description !== undefined) c.optionalString(raw.description, [...path, "description"]);
+
+  if (transport === "aggregate") {
+    const delimiter = raw.delimiter === undefined
+      ? "."
+      : c.string(raw.delimiter, [...path, "delimiter"]) ?? ".";
+    if (!/^[A-Za-z0-9_.-]{1,3}$/.test(delimiter)) {
+      c.fail(
+        [...path, "delimiter"],
+        `"${delimiter}" cannot separate member and tool names`,
+        "use 1 to 3 characters from A-Z a-z 0-9 _ . - (tool names allow only those)",
+      );
+    }
+    const server: AggregateServerConfig = {
+      ...common,
+      transport: "aggregate",
+      // Without a list: every non-aggregate server, filled in by checkAggregates.
+      members: raw.servers === undefined
+        ? []
+        : c.stringList(raw.servers, [...path, "servers"]) as ServerName[],
+      delimiter,
+      cacheTtlMs: c.duration(raw.cacheTtl, [...path, "cacheTtl"], DEFAULT_CACHE_TTL_MS),
+    };
+    if (raw.servers !== undefined && server.members.length === 0) {
+      c.fail(
+        [...path, "servers"],
+        "lists no members",
+        "name the servers to combine, or omit it for all",
+      );
+    }
+    (server as AggregateServerConfig & { membersGiven: boolean }).membersGiven =
+      raw.servers !== undefined;
+    return server;
+  }
 
   if (transport === "stdio") {
     const server: StdioServerConfig = {
@@ -255,6 +288,43 @@ function parseServer(
     }
   }
   return server;
+}
+
+/** Members exist, are not aggregates, and their names cannot be confused with the delimiter. */
+function checkAggregates(
+  c: Checker,
+  servers: Map<ServerName, ServerConfig>,
+  raw: Dict,
+): void {
+  for (const server of servers.values()) {
+    if (server.transport !== "aggregate") continue;
+    if ((raw[server.name] as Dict).servers === undefined) {
+      server.members = [...servers.values()]
+        .filter((s) => s.transport !== "aggregate").map((s) => s.name);
+    }
+    const path: ConfigPath = ["servers", server.name, "servers"];
+    server.members.forEach((member, i) => {
+      const target = servers.get(member);
+      if (!target) {
+        const known = [...servers.keys()].filter((n) => n !== server.name);
+        c.fail([...path, i], `no server named "${member}"`, `configured: ${known.join(", ")}`);
+      } else if (target.transport === "aggregate") {
+        c.fail([...path, i], `"${member}" is an aggregate itself`, "aggregates cannot be nested");
+      } else if (member.includes(server.delimiter)) {
+        c.fail(
+          [...path, i],
+          `the name "${member}" contains the delimiter "${server.delimiter}"`,
+          "rename the server or choose another delimiter, so member.tool splits one way only",
+        );
+      }
+    });
+    if (new Set(server.members).size !== server.members.length) {
+      c.fail(path, "names a member twice");
+    }
+    if (server.members.length === 0) {
+      c.fail(["servers", server.name], "has no members", "configure the servers it combines");
+    }
+  }
 }
 
 function isLoopbackUrl(text: string): boolean {
@@ -318,6 +388,8 @@ export function validateConfig(
       if (server) servers.set(server.name, server);
     }
   }
+
+  checkAggregates(c, servers, rawServers ?? {});
 
   const config: ResolvedConfig = {
     listen,

@@ -34,6 +34,7 @@ export const RpcErrorCode = {
   parseError: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
+  invalidParams: -32602,
   internalError: -32603,
   /** Gateway-level failure: backend gone, timeout, limit. */
   backendError: -32000,

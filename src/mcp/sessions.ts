@@ -7,7 +7,8 @@ import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import { randomHex } from "../crypto/random.ts";
 import type { Logger } from "../observability/logger.ts";
-import { type BackendOptions, createBackend } from "./backends/connect.ts";
+import type { Backend, BackendOptions } from "./backends/connect.ts";
+import type { PlaceholderValues } from "./backends/placeholders.ts";
 import { Session } from "./session.ts";
 
 export class SessionLimitError extends Error {
@@ -20,6 +21,8 @@ export interface SessionRegistryOptions {
   now: () => number;
   /** Grace a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /** Makes the backend connection for a session (one backend, or an aggregate's members). */
+  connect(server: ServerConfig, user: PlaceholderValues, options: BackendOptions): Backend;
 }
 
 export class SessionRegistry {
@@ -65,7 +68,7 @@ export class SessionRegistry {
       killGraceMs: this.options.killGraceMs,
       logger: sessionLogger,
     };
-    const backend = createBackend(
+    const backend = this.options.connect(
       server,
       { "user.id": principal.id, "user.email": principal.email },
       backendOptions,

@@ -3,7 +3,7 @@
  * a child process for stdio, the SDK's client transports for HTTP backends. Only configured
  * headers reach an HTTP backend; nothing of the client's request (its token above all) does.
  */
-import type { ServerConfig } from "../../config/types.ts";
+import type { BackendServerConfig } from "../../config/types.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "../../sdk.ts";
 import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placeholders.ts";
@@ -23,7 +23,7 @@ export interface Backend {
 }
 
 export function createBackend(
-  server: ServerConfig,
+  server: BackendServerConfig,
   user: PlaceholderValues,
   options: BackendOptions,
 ): Backend {

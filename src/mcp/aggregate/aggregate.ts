@@ -1,0 +1,495 @@
+/**
+ * An aggregate server, presented to its client session as if it were one backend (the SDK's
+ * Transport interface): it initializes every member, lists their tools, prompts and resources
+ * under namespaced names, and routes each call, cancellation, progress and server-to-client
+ * request between the client and the member it belongs to.
+ */
+import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
+import type { Logger } from "../../observability/logger.ts";
+import {
+  type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Transport,
+} from "../../sdk.ts";
+import { VERSION } from "../../version.ts";
+import type { Backend } from "../backends/connect.ts";
+import {
+  classify,
+  idKey,
+  type RequestId,
+  RpcErrorCode,
+  type RpcRequest,
+} from "../jsonrpc.ts";
+import { DiscoveryCache } from "./cache.ts";
+import {
+  type Item,
+  type ListKind,
+  LISTS,
+  type Merged,
+  mergeNamed,
+  mergeResources,
+  page,
+  templateOwner,
+  unionCapabilities,
+} from "./catalog.ts";
+import { MemberError, type MemberInit, MemberLink } from "./member.ts";
+
+export interface AggregateOptions {
+  server: AggregateServerConfig;
+  members: BackendServerConfig[];
+  connect(member: BackendServerConfig): Backend;
+  cache: DiscoveryCache;
+  /** "*" when a member's lists are the same for everyone, else the person's id. */
+  scopeOf(member: BackendServerConfig): string;
+  /** How long lists and connections may take before a member is left out. */
+  discoveryTimeoutMs: number;
+  /** A member that failed is tried again after this long. */
+  retryAfterMs: number;
+  logger: Logger;
+}
+
+const PAGE_SIZE = 500;
+const MAX_MEMBER_PAGES = 100;
+const LIST_CHANGED: Record<string, ListKind[]> = {
+  "notifications/tools/list_changed": ["tools"],
+  "notifications/prompts/list_changed": ["prompts"],
+  "notifications/resources/list_changed": ["resources", "resourceTemplates"],
+};
+const CHANGED_NOTICE: Record<ListKind, string> = {
+  tools: "notifications/tools/list_changed",
+  prompts: "notifications/prompts/list_changed",
+  resources: "notifications/resources/list_changed",
+  resourceTemplates: "notifications/resources/list_changed",
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class AggregateTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+
+  readonly #options: AggregateOptions;
+  readonly #links = new Map<string, MemberLink>();
+  readonly #configs = new Map<string, BackendServerConfig>();
+  /** Client request id → the member request carrying it, for cancellation. */
+  readonly #inflight = new Map<string, { link: MemberLink; id: number }>();
+  /** Ids the aggregate gave members' requests to the client → the member's own id. */
+  readonly #relayed = new Map<string, { link: MemberLink; id: RequestId }>();
+  readonly #merged = new Map<ListKind, Merged>();
+  #init?: MemberInit;
+  #initialized = false;
+  #nextRelay = 1;
+  #closed = false;
+  readonly #stopListening: () => void;
+
+  constructor(options: AggregateOptions) {
+    this.#options = options;
+    for (const config of options.members) {
+      this.#configs.set(config.name, config);
+      this.#links.set(
+        config.name,
+        new MemberLink(config.name, {
+          connect: () => options.connect(config),
+          logger: options.logger,
+          handlers: {
+            notification: (link, message) => this.#memberNotification(link, message),
+            request: (link, id, method, params) => this.#memberRequest(link, id, method, params),
+            down: (link, reason) => this.#memberDown(link, reason),
+          },
+        }),
+      );
+    }
+    this.#stopListening = options.cache.onInvalidate((member, kind) => {
+      if (!this.#links.has(member)) return;
+      this.#merged.delete(kind as ListKind);
+      this.#tellClient(CHANGED_NOTICE[kind as ListKind]);
+    });
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const classified = classify(message);
+    if (!classified || this.#closed) return Promise.resolve();
+    if (classified.kind === "request") {
+      // Answered when ready; the session's own timer bounds how long the client waits.
+      void this.#answer(classified.message);
+    } else if (classified.kind === "notification") {
+      this.#clientNotification(classified.message.method, classified.message.params);
+    } else {
+      const relay = this.#relayed.get(idKey(classified.message.id));
+      if (relay) {
+        this.#relayed.delete(idKey(classified.message.id));
+        const { result, error } = classified.message;
+        relay.link.respond(relay.id, error ? { error } : { result });
+      }
+    }
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopListening();
+    await Promise.all([...this.#links.values()].map((link) => link.close()));
+    this.onclose?.();
+  }
+
+  async #answer(request: RpcRequest): Promise<void> {
+    try {
+      const result = await this.#dispatch(request);
+      this.#emit({ jsonrpc: "2.0", id: request.id, result } as JSONRPCMessage);
+    } catch (error) {
+      const e = error instanceof MemberError
+        ? error
+        : new MemberError(RpcErrorCode.internalError, (error as Error).message);
+      this.#emit({
+        jsonrpc: "2.0",
+        id: request.id,
+        error: { code: e.code, message: e.message, ...(e.data !== undefined && { data: e.data }) },
+      } as JSONRPCMessage);
+    }
+  }
+
+  #dispatch(request: RpcRequest): Promise<Record<string, unknown>> {
+    const params = (request.params ?? {}) as Record<string, unknown>;
+    switch (request.method) {
+      case "initialize":
+        return this.#initialize(params);
+      case "ping":
+        return Promise.resolve({});
+      case "tools/list":
+        return this.#list("tools", params.cursor);
+      case "prompts/list":
+        return this.#list("prompts", params.cursor);
+      case "resources/list":
+        return this.#list("resources", params.cursor);
+      case "resources/templates/list":
+        return this.#list("resourceTemplates", params.cursor);
+      case "tools/call":
+        return this.#routeByName(request, "tools", params);
+      case "prompts/get":
+        return this.#routeByName(request, "prompts", params);
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe":
+        return this.#routeByUri(request, params, params.uri);
+      case "completion/complete":
+        return this.#complete(request, params);
+      case "logging/setLevel":
+        return this.#setLevel(params);
+      default:
+        return Promise.reject(
+          new MemberError(
+            RpcErrorCode.methodNotFound,
+            `method ${request.method} is not supported by this aggregate`,
+          ),
+        );
+    }
+  }
+
+  async #initialize(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const requested = String(params.protocolVersion ?? "");
+    this.#init = {
+      protocolVersion: requested || LATEST_PROTOCOL_VERSION,
+      capabilities: (params.capabilities as Record<string, unknown>) ?? {},
+      clientInfo: (params.clientInfo as Record<string, unknown>) ??
+        { name: "unknown", version: "0" },
+    };
+    await Promise.all([...this.#links.values()].map((link) => this.#ensure(link).catch(() => {})));
+    const ready = [...this.#links.values()].filter((link) => link.state === "ready");
+    const instructions = ready.filter((l) => l.info?.instructions)
+      .map((l) => `${l.name}: ${l.info!.instructions}`).join("\n\n");
+    this.#initialized = true;
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+        ? requested
+        : LATEST_PROTOCOL_VERSION,
+      capabilities: unionCapabilities(ready.map((link) => link.info!.capabilities)),
+      serverInfo: { name: `gatehouse/${this.#options.server.name}`, version: VERSION },
+      ...(instructions && { instructions }),
+    };
+  }
+
+  /** Connects a member if it is not connected and has not failed too recently. */
+  async #ensure(link: MemberLink): Promise<void> {
+    if (link.state === "ready") return;
+    if (link.state === "down" && Date.now() - link.downAt < this.#options.retryAfterMs) {
+      throw new MemberError(
+        RpcErrorCode.internalError,
+        `the member "${link.name}" is unavailable: ${link.downReason}`,
+      );
+    }
+    const wasDown = link.state === "down";
+    const init = this.#init ?? {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "gatehouse", version: VERSION },
+    };
+    await withTimeout(
+      link.connect(init, this.#options.discoveryTimeoutMs),
+      this.#options.discoveryTimeoutMs,
+      `connecting to ${link.name}`,
+    );
+    if (wasDown) {
+      this.#options.logger.info("aggregate member is back", { member: link.name });
+      for (const kind of Object.keys(LISTS) as ListKind[]) {
+        this.#options.cache.invalidate(link.name, kind);
+      }
+    }
+  }
+
+  async #mergedList(kind: ListKind): Promise<Merged> {
+    const { cache, discoveryTimeoutMs, logger, server } = this.#options;
+    const spec = LISTS[kind];
+    const lists = await Promise.all([...this.#links.values()].map(async (link) => {
+      try {
+        await this.#ensure(link);
+        if (!link.info?.capabilities[spec.capability]) return undefined;
+        const key = DiscoveryCache.key(
+          link.name,
+          kind,
+          this.#options.scopeOf(this.#configs.get(link.name)!),
+        );
+        const items = await withTimeout(
+          cache.get(key, () => this.#fetchAll(link, kind)),
+          discoveryTimeoutMs,
+          `listing ${link.name}`,
+        );
+        return [link.name, items] as [string, Item[]];
+      } catch (error) {
+        logger.warn("aggregate member left out of a list", {
+          member: link.name,
+          list: kind,
+          reason: (error as Error).message,
+        });
+        return undefined;
+      }
+    }));
+    const present = lists.filter((entry): entry is [string, Item[]] => entry !== undefined);
+    const merged = kind === "tools" || kind === "prompts"
+      ? mergeNamed(present, server.delimiter)
+      : mergeResources(present, kind === "resources" ? "uri" : "uriTemplate");
+    if (merged.clashes.length) {
+      logger.warn("aggregate name clash: the earlier member wins", {
+        list: kind,
+        names: merged.clashes.slice(0, 20),
+      });
+    }
+    this.#merged.set(kind, merged);
+    return merged;
+  }
+
+  async #fetchAll(link: MemberLink, kind: ListKind): Promise<Item[]> {
+    const spec = LISTS[kind];
+    const items: Item[] = [];
+    let cursor: unknown;
+    for (let page = 0; page < MAX_MEMBER_PAGES; page++) {
+      const result = await link.request(
+        spec.method,
+        cursor === undefined ? {} : { cursor },
+        this.#options.discoveryTimeoutMs,
+      );
+      const list = result[spec.field];
+      if (Array.isArray(list)) items.push(...list as Item[]);
+      cursor = result.nextCursor;
+      if (typeof cursor !== "string" || cursor === "") break;
+    }
+    return items;
+  }
+
+  async #list(kind: ListKind, cursor: unknown): Promise<Record<string, unknown>> {
+    const merged = await this.#mergedList(kind);
+    const slice = page(merged.items, cursor, PAGE_SIZE);
+    if (!slice) {
+      throw new MemberError(
+        RpcErrorCode.invalidParams,
+        "the cursor is not one this aggregate gave out",
+      );
+    }
+    return {
+      [LISTS[kind].field]: slice.items,
+      ...(slice.nextCursor && { nextCursor: slice.nextCursor }),
+    };
+  }
+
+  async #route(kind: ListKind, key: string) {
+    return this.#merged.get(kind)?.routes.get(key) ??
+      (await this.#mergedList(kind)).routes.get(key);
+  }
+
+  async #routeByName(
+    request: RpcRequest,
+    kind: "tools" | "prompts",
+    params: Record<string, unknown>,
+  ) {
+    const name = String(params.name ?? "");
+    const route = await this.#route(kind, name);
+    if (!route) {
+      // A member that is down is left out of the lists; say so rather than "unknown".
+      const owner = [...this.#links.values()].find((link) =>
+        name.startsWith(`${link.name}${this.#options.server.delimiter}`)
+      );
+      if (owner && owner.state === "down") {
+        throw new MemberError(
+          RpcErrorCode.internalError,
+          `the member "${owner.name}" is unavailable: ${owner.downReason}; it is retried shortly`,
+        );
+      }
+      const what = kind === "tools" ? "tool" : "prompt";
+      throw new MemberError(
+        RpcErrorCode.invalidParams,
+        `unknown ${what} "${name.slice(0, 200)}": list them again, a member may be unavailable`,
+      );
+    }
+    return await this.#forward(request, this.#links.get(route.member)!, {
+      ...params,
+      name: route.name,
+    });
+  }
+
+  async #ownerOfUri(uri: unknown): Promise<MemberLink | undefined> {
+    if (typeof uri !== "string") return undefined;
+    const listed = await this.#route("resources", uri);
+    if (listed) return this.#links.get(listed.member);
+    const templates = this.#merged.get("resourceTemplates") ??
+      await this.#mergedList("resourceTemplates");
+    const owner = templateOwner(uri, templates.routes);
+    return owner ? this.#links.get(owner) : undefined;
+  }
+
+  async #routeByUri(request: RpcRequest, params: Record<string, unknown>, uri: unknown) {
+    const link = await this.#ownerOfUri(uri);
+    if (!link) {
+      throw new MemberError(
+        RpcErrorCode.invalidParams,
+        `no member of this aggregate serves the resource ${String(uri).slice(0, 200)}`,
+      );
+    }
+    return await this.#forward(request, link, params);
+  }
+
+  async #complete(request: RpcRequest, params: Record<string, unknown>) {
+    const ref = (params.ref ?? {}) as Record<string, unknown>;
+    if (ref.type === "ref/prompt") {
+      const route = await this.#route("prompts", String(ref.name ?? ""));
+      if (!route) {
+        throw new MemberError(
+          RpcErrorCode.invalidParams,
+          `unknown prompt "${String(ref.name).slice(0, 200)}"`,
+        );
+      }
+      return await this.#forward(request, this.#links.get(route.member)!, {
+        ...params,
+        ref: { ...ref, name: route.name },
+      });
+    }
+    return await this.#routeByUri(request, params, ref.uri);
+  }
+
+  async #setLevel(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const targets = [...this.#links.values()].filter((l) =>
+      l.state === "ready" && l.info?.capabilities.logging
+    );
+    await Promise.allSettled(
+      targets.map((link) =>
+        link.request("logging/setLevel", params, this.#options.discoveryTimeoutMs)
+      ),
+    );
+    return {};
+  }
+
+  async #forward(request: RpcRequest, link: MemberLink, params: Record<string, unknown>) {
+    await this.#ensure(link);
+    const started = link.start(request.method, params);
+    const key = idKey(request.id);
+    this.#inflight.set(key, { link, id: started.id });
+    try {
+      return await started.result;
+    } finally {
+      this.#inflight.delete(key);
+    }
+  }
+
+  #clientNotification(method: string, params: Record<string, unknown> | undefined): void {
+    if (method === "notifications/cancelled") {
+      const requestId = params?.requestId as RequestId | undefined;
+      const inflight = requestId === undefined ? undefined : this.#inflight.get(idKey(requestId));
+      if (!inflight) return;
+      inflight.link.notify("notifications/cancelled", { ...params, requestId: inflight.id });
+      inflight.link.cancel(inflight.id, "cancelled by the client");
+    } else if (method === "notifications/roots/list_changed") {
+      for (const link of this.#links.values()) link.notify(method, params);
+    }
+  }
+
+  #memberNotification(link: MemberLink, message: JSONRPCMessage): void {
+    const { method, params } = message as { method: string; params?: Record<string, unknown> };
+    const changed = LIST_CHANGED[method];
+    if (changed) {
+      for (const kind of changed) this.#options.cache.invalidate(link.name, kind);
+      return;
+    }
+    if (method === "notifications/cancelled") {
+      for (const [aggregateId, relay] of this.#relayed) {
+        if (relay.link === link && relay.id === params?.requestId) {
+          this.#relayed.delete(aggregateId);
+          this.#emit(
+            {
+              jsonrpc: "2.0",
+              method,
+              params: { ...params, requestId: aggregateId },
+            } as JSONRPCMessage,
+          );
+        }
+      }
+      return;
+    }
+    this.#emit(message);
+  }
+
+  #memberRequest(link: MemberLink, id: RequestId, method: string, params: unknown): void {
+    if (method === "ping") return link.respond(id, { result: {} });
+    const aggregateId = `${this.#options.server.name}-${this.#nextRelay++}`;
+    this.#relayed.set(idKey(aggregateId), { link, id });
+    this.#emit(
+      {
+        jsonrpc: "2.0",
+        id: aggregateId,
+        method,
+        ...(params !== undefined && { params }),
+      } as JSONRPCMessage,
+    );
+  }
+
+  #memberDown(link: MemberLink, reason: string): void {
+    if (this.#closed) return;
+    this.#options.logger.warn("aggregate member stopped", { member: link.name, reason });
+    for (const [key, relay] of this.#relayed) if (relay.link === link) this.#relayed.delete(key);
+    const capabilities = link.info?.capabilities ?? {};
+    for (const kind of ["tools", "prompts", "resources"] as ListKind[]) {
+      this.#merged.delete(kind);
+      if (capabilities[LISTS[kind].capability]) this.#tellClient(CHANGED_NOTICE[kind]);
+    }
+  }
+
+  #tellClient(method: string): void {
+    if (this.#initialized && !this.#closed) {
+      this.#emit({ jsonrpc: "2.0", method } as JSONRPCMessage);
+    }
+  }
+
+  #emit(message: JSONRPCMessage): void {
+    if (!this.#closed) this.onmessage?.(message);
+  }
+}

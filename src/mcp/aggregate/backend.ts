@@ -1,0 +1,38 @@
+/** Builds an aggregate's "backend" for one client session: member links over one shared cache. */
+import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
+import { type Backend, type BackendOptions, createBackend } from "../backends/connect.ts";
+import type { PlaceholderValues } from "../backends/placeholders.ts";
+import { AggregateTransport } from "./aggregate.ts";
+import type { DiscoveryCache } from "./cache.ts";
+
+/** Members are left out of lists after this long (or the request timeout, if shorter). */
+const DISCOVERY_TIMEOUT_MS = 10_000;
+/** A member that failed is tried again after this long. */
+const RETRY_AFTER_MS = 2_000;
+
+/** True when a member's answers may depend on who asks: its config names the person. */
+export function dependsOnPerson(member: BackendServerConfig): boolean {
+  const texts = member.transport === "stdio"
+    ? [...member.args, ...Object.values(member.env)]
+    : [member.url, ...Object.values(member.headers)];
+  return texts.some((text) => /\{\{\s*user\./.test(text));
+}
+
+export function createAggregateBackend(
+  server: AggregateServerConfig,
+  members: BackendServerConfig[],
+  user: PlaceholderValues,
+  options: BackendOptions & { cache: DiscoveryCache; requestTimeoutMs: number },
+): Backend {
+  const transport = new AggregateTransport({
+    server,
+    members,
+    connect: (member) => createBackend(member, user, options),
+    cache: options.cache,
+    scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
+    discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs),
+    retryAfterMs: RETRY_AFTER_MS,
+    logger: options.logger,
+  });
+  return { transport, close: () => transport.close() };
+}
