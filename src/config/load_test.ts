@@ -159,3 +159,43 @@ oauth:
     /oauth\.idp\.issuer: must be an https URL/,
   );
 });
+
+Deno.test("parseConfigText() checks aggregates: members, nesting, delimiter", () => {
+  const yaml = `
+servers:
+  a_b: { transport: stdio, command: x, public: true }
+  c: { transport: stdio, command: x, public: true }
+  all: { transport: aggregate, servers: [c, ghost], public: true }
+  nested: { transport: aggregate, servers: [all], public: true }
+  under: { transport: aggregate, servers: [a_b], delimiter: "_", public: true }
+  odd: { transport: aggregate, delimiter: "/", public: true }
+`;
+  let error: unknown;
+  try {
+    parseConfigText(yaml, () => undefined);
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error instanceof ConfigError);
+  const text = error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n");
+  assert.match(text, /servers\.all\.servers\.1: no server named "ghost"/);
+  assert.match(text, /servers\.nested\.servers\.0: "all" is an aggregate itself/);
+  assert.match(text, /servers\.under\.servers\.0: the name "a_b" contains the delimiter "_"/);
+  assert.match(text, /servers\.odd\.delimiter: "\/" cannot separate member and tool names/);
+
+  const ok = parseConfigText(
+    `servers:
+  a: { transport: stdio, command: x, public: true }
+  b: { transport: sse, url: "http://b.internal/sse", public: true }
+  all: { transport: aggregate, public: true }
+`,
+    () => undefined,
+  );
+  const all = ok.servers.get("all" as never)!;
+  assert.equal(all.transport, "aggregate");
+  if (all.transport === "aggregate") {
+    assert.deepEqual(all.members, ["a", "b"], "default: every non-aggregate server");
+    assert.equal(all.delimiter, ".");
+    assert.equal(all.cacheTtlMs, 60_000);
+  }
+});

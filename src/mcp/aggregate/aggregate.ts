@@ -14,25 +14,10 @@ import {
 } from "../../sdk.ts";
 import { VERSION } from "../../version.ts";
 import type { Backend } from "../backends/connect.ts";
-import {
-  classify,
-  idKey,
-  type RequestId,
-  RpcErrorCode,
-  type RpcRequest,
-} from "../jsonrpc.ts";
-import { DiscoveryCache } from "./cache.ts";
-import {
-  type Item,
-  type ListKind,
-  LISTS,
-  type Merged,
-  mergeNamed,
-  mergeResources,
-  page,
-  templateOwner,
-  unionCapabilities,
-} from "./catalog.ts";
+import { classify, idKey, type RequestId, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
+import type { DiscoveryCache } from "./cache.ts";
+import { Discovery, withTimeout } from "./discovery.ts";
+import { type ListKind, LISTS, page, unionCapabilities } from "./catalog.ts";
 import { MemberError, type MemberInit, MemberLink } from "./member.ts";
 
 export interface AggregateOptions {
@@ -50,7 +35,6 @@ export interface AggregateOptions {
 }
 
 const PAGE_SIZE = 500;
-const MAX_MEMBER_PAGES = 100;
 const LIST_CHANGED: Record<string, ListKind[]> = {
   "notifications/tools/list_changed": ["tools"],
   "notifications/prompts/list_changed": ["prompts"],
@@ -62,14 +46,6 @@ const CHANGED_NOTICE: Record<ListKind, string> = {
   resources: "notifications/resources/list_changed",
   resourceTemplates: "notifications/resources/list_changed",
 };
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000}s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export class AggregateTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -83,7 +59,7 @@ export class AggregateTransport implements Transport {
   readonly #inflight = new Map<string, { link: MemberLink; id: number }>();
   /** Ids the aggregate gave members' requests to the client → the member's own id. */
   readonly #relayed = new Map<string, { link: MemberLink; id: RequestId }>();
-  readonly #merged = new Map<ListKind, Merged>();
+  readonly #discovery: Discovery;
   #init?: MemberInit;
   #initialized = false;
   #nextRelay = 1;
@@ -107,9 +83,17 @@ export class AggregateTransport implements Transport {
         }),
       );
     }
+    this.#discovery = new Discovery(this.#links, {
+      cache: options.cache,
+      scopeOf: (member) => options.scopeOf(this.#configs.get(member)!),
+      delimiter: options.server.delimiter,
+      discoveryTimeoutMs: options.discoveryTimeoutMs,
+      logger: options.logger,
+      ensure: (link) => this.#ensure(link),
+    });
     this.#stopListening = options.cache.onInvalidate((member, kind) => {
       if (!this.#links.has(member)) return;
-      this.#merged.delete(kind as ListKind);
+      this.#discovery.forget(kind as ListKind);
       this.#tellClient(CHANGED_NOTICE[kind as ListKind]);
     });
   }
@@ -249,67 +233,8 @@ export class AggregateTransport implements Transport {
     }
   }
 
-  async #mergedList(kind: ListKind): Promise<Merged> {
-    const { cache, discoveryTimeoutMs, logger, server } = this.#options;
-    const spec = LISTS[kind];
-    const lists = await Promise.all([...this.#links.values()].map(async (link) => {
-      try {
-        await this.#ensure(link);
-        if (!link.info?.capabilities[spec.capability]) return undefined;
-        const key = DiscoveryCache.key(
-          link.name,
-          kind,
-          this.#options.scopeOf(this.#configs.get(link.name)!),
-        );
-        const items = await withTimeout(
-          cache.get(key, () => this.#fetchAll(link, kind)),
-          discoveryTimeoutMs,
-          `listing ${link.name}`,
-        );
-        return [link.name, items] as [string, Item[]];
-      } catch (error) {
-        logger.warn("aggregate member left out of a list", {
-          member: link.name,
-          list: kind,
-          reason: (error as Error).message,
-        });
-        return undefined;
-      }
-    }));
-    const present = lists.filter((entry): entry is [string, Item[]] => entry !== undefined);
-    const merged = kind === "tools" || kind === "prompts"
-      ? mergeNamed(present, server.delimiter)
-      : mergeResources(present, kind === "resources" ? "uri" : "uriTemplate");
-    if (merged.clashes.length) {
-      logger.warn("aggregate name clash: the earlier member wins", {
-        list: kind,
-        names: merged.clashes.slice(0, 20),
-      });
-    }
-    this.#merged.set(kind, merged);
-    return merged;
-  }
-
-  async #fetchAll(link: MemberLink, kind: ListKind): Promise<Item[]> {
-    const spec = LISTS[kind];
-    const items: Item[] = [];
-    let cursor: unknown;
-    for (let page = 0; page < MAX_MEMBER_PAGES; page++) {
-      const result = await link.request(
-        spec.method,
-        cursor === undefined ? {} : { cursor },
-        this.#options.discoveryTimeoutMs,
-      );
-      const list = result[spec.field];
-      if (Array.isArray(list)) items.push(...list as Item[]);
-      cursor = result.nextCursor;
-      if (typeof cursor !== "string" || cursor === "") break;
-    }
-    return items;
-  }
-
   async #list(kind: ListKind, cursor: unknown): Promise<Record<string, unknown>> {
-    const merged = await this.#mergedList(kind);
+    const merged = await this.#discovery.list(kind);
     const slice = page(merged.items, cursor, PAGE_SIZE);
     if (!slice) {
       throw new MemberError(
@@ -323,18 +248,13 @@ export class AggregateTransport implements Transport {
     };
   }
 
-  async #route(kind: ListKind, key: string) {
-    return this.#merged.get(kind)?.routes.get(key) ??
-      (await this.#mergedList(kind)).routes.get(key);
-  }
-
   async #routeByName(
     request: RpcRequest,
     kind: "tools" | "prompts",
     params: Record<string, unknown>,
   ) {
     const name = String(params.name ?? "");
-    const route = await this.#route(kind, name);
+    const route = await this.#discovery.route(kind, name);
     if (!route) {
       // A member that is down is left out of the lists; say so rather than "unknown".
       const owner = [...this.#links.values()].find((link) =>
@@ -358,18 +278,8 @@ export class AggregateTransport implements Transport {
     });
   }
 
-  async #ownerOfUri(uri: unknown): Promise<MemberLink | undefined> {
-    if (typeof uri !== "string") return undefined;
-    const listed = await this.#route("resources", uri);
-    if (listed) return this.#links.get(listed.member);
-    const templates = this.#merged.get("resourceTemplates") ??
-      await this.#mergedList("resourceTemplates");
-    const owner = templateOwner(uri, templates.routes);
-    return owner ? this.#links.get(owner) : undefined;
-  }
-
   async #routeByUri(request: RpcRequest, params: Record<string, unknown>, uri: unknown) {
-    const link = await this.#ownerOfUri(uri);
+    const link = await this.#discovery.ownerOfUri(uri);
     if (!link) {
       throw new MemberError(
         RpcErrorCode.invalidParams,
@@ -382,7 +292,7 @@ export class AggregateTransport implements Transport {
   async #complete(request: RpcRequest, params: Record<string, unknown>) {
     const ref = (params.ref ?? {}) as Record<string, unknown>;
     if (ref.type === "ref/prompt") {
-      const route = await this.#route("prompts", String(ref.name ?? ""));
+      const route = await this.#discovery.route("prompts", String(ref.name ?? ""));
       if (!route) {
         throw new MemberError(
           RpcErrorCode.invalidParams,
@@ -478,7 +388,7 @@ export class AggregateTransport implements Transport {
     for (const [key, relay] of this.#relayed) if (relay.link === link) this.#relayed.delete(key);
     const capabilities = link.info?.capabilities ?? {};
     for (const kind of ["tools", "prompts", "resources"] as ListKind[]) {
-      this.#merged.delete(kind);
+      this.#discovery.forget(kind);
       if (capabilities[LISTS[kind].capability]) this.#tellClient(CHANGED_NOTICE[kind]);
     }
   }

@@ -1,0 +1,126 @@
+/**
+ * The aggregate's view of its members' lists for one session: asks each member (through the
+ * shared cache), leaves out those that fail or are slow, merges what came back, and answers
+ * "who owns this name or URI" from the merged routes.
+ */
+import type { Logger } from "../../observability/logger.ts";
+import { DiscoveryCache } from "./cache.ts";
+import {
+  type Item,
+  type ListKind,
+  LISTS,
+  type Merged,
+  mergeNamed,
+  mergeResources,
+  type Route,
+  templateOwner,
+} from "./catalog.ts";
+import type { MemberLink } from "./member.ts";
+
+const MAX_MEMBER_PAGES = 100;
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export interface DiscoveryOptions {
+  cache: DiscoveryCache;
+  scopeOf(member: string): string;
+  delimiter: string;
+  discoveryTimeoutMs: number;
+  logger: Logger;
+  /** Connects a member if it can be; throws when it cannot. */
+  ensure(link: MemberLink): Promise<void>;
+}
+
+export class Discovery {
+  readonly #merged = new Map<ListKind, Merged>();
+
+  constructor(
+    private readonly links: Map<string, MemberLink>,
+    private readonly options: DiscoveryOptions,
+  ) {}
+
+  /** Forgets the merged list, so the next use asks the cache (and members) again. */
+  forget(kind: ListKind): void {
+    this.#merged.delete(kind);
+  }
+
+  async list(kind: ListKind): Promise<Merged> {
+    const { cache, discoveryTimeoutMs, logger, delimiter } = this.options;
+    const spec = LISTS[kind];
+    const lists = await Promise.all([...this.links.values()].map(async (link) => {
+      try {
+        await this.options.ensure(link);
+        if (!link.info?.capabilities[spec.capability]) return undefined;
+        const key = DiscoveryCache.key(
+          link.name,
+          kind,
+          this.options.scopeOf(link.name),
+        );
+        const items = await withTimeout(
+          cache.get(key, () => this.#fetchAll(link, kind)),
+          discoveryTimeoutMs,
+          `listing ${link.name}`,
+        );
+        return [link.name, items] as [string, Item[]];
+      } catch (error) {
+        logger.warn("aggregate member left out of a list", {
+          member: link.name,
+          list: kind,
+          reason: (error as Error).message,
+        });
+        return undefined;
+      }
+    }));
+    const present = lists.filter((entry): entry is [string, Item[]] => entry !== undefined);
+    const merged = kind === "tools" || kind === "prompts"
+      ? mergeNamed(present, delimiter)
+      : mergeResources(present, kind === "resources" ? "uri" : "uriTemplate");
+    if (merged.clashes.length) {
+      logger.warn("aggregate name clash: the earlier member wins", {
+        list: kind,
+        names: merged.clashes.slice(0, 20),
+      });
+    }
+    this.#merged.set(kind, merged);
+    return merged;
+  }
+
+  async #fetchAll(link: MemberLink, kind: ListKind): Promise<Item[]> {
+    const spec = LISTS[kind];
+    const items: Item[] = [];
+    let cursor: unknown;
+    for (let page = 0; page < MAX_MEMBER_PAGES; page++) {
+      const result = await link.request(
+        spec.method,
+        cursor === undefined ? {} : { cursor },
+        this.options.discoveryTimeoutMs,
+      );
+      const list = result[spec.field];
+      if (Array.isArray(list)) items.push(...list as Item[]);
+      cursor = result.nextCursor;
+      if (typeof cursor !== "string" || cursor === "") break;
+    }
+    return items;
+  }
+
+  async route(kind: ListKind, key: string): Promise<Route | undefined> {
+    return this.#merged.get(kind)?.routes.get(key) ??
+      (await this.list(kind)).routes.get(key);
+  }
+
+  async ownerOfUri(uri: unknown): Promise<MemberLink | undefined> {
+    if (typeof uri !== "string") return undefined;
+    const listed = await this.route("resources", uri);
+    if (listed) return this.links.get(listed.member);
+    const templates = this.#merged.get("resourceTemplates") ??
+      await this.list("resourceTemplates");
+    const owner = templateOwner(uri, templates.routes);
+    return owner ? this.links.get(owner) : undefined;
+  }
+}
