@@ -9,6 +9,8 @@ import { mcpHeaders, openSession, post } from "../tests/fixtures/raw.ts";
 const ROOT = new URL("../", import.meta.url).pathname;
 const CALLS = Number(Deno.env.get("BENCH_CALLS") ?? 2000);
 const TICKS_PER_SECOND = 100;
+const AGGREGATE_MEMBERS = 10;
+const AGGREGATE_TOOLS = 50;
 
 async function startProcess(args: string[], ready: RegExp, env: Record<string, string> = {}) {
   const child = new Deno.Command("deno", { args, stdout: "piped", stderr: "piped", env }).spawn();
@@ -79,6 +81,24 @@ servers:
     command: deno
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     public: true
+${
+    Array.from({ length: AGGREGATE_MEMBERS }, (_, i) =>
+      `  m${i}:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "${AGGREGATE_TOOLS}"]
+    public: true
+`).join("")
+  }  agg:
+    transport: aggregate
+    servers: [${Array.from({ length: AGGREGATE_MEMBERS }, (_, i) => `m${i}`).join(", ")}]
+    cacheTtl: 10m
+    public: true
+  aggnocache:
+    transport: aggregate
+    servers: [${Array.from({ length: AGGREGATE_MEMBERS }, (_, i) => `m${i}`).join(", ")}]
+    cacheTtl: 1ms
+    public: true
 `,
 );
 const gateway = await startProcess(
@@ -146,6 +166,43 @@ for (
     ]);
   }
 }
+// Aggregate: 10 stdio members with 50 tools each, lists cached (10 min) and uncached (1 ms).
+for (
+  const [label, path, method, params] of [
+    ["aggregate cached", "/agg/mcp", "tools/list", {}],
+    ["aggregate uncached", "/aggnocache/mcp", "tools/list", {}],
+    ["aggregate cached", "/agg/mcp", "tools/call", { name: "m3.echo", arguments: {} }],
+  ] as const
+) {
+  for (const concurrency of [1, 50]) {
+    const url = `${gatewayUrl}${path}`;
+    const session = await openSession(url);
+    const headers = { ...mcpHeaders(), "mcp-session-id": session };
+    const warm = await post(url, { jsonrpc: "2.0", id: ++id, method: "tools/list" }, headers);
+    const count = (warm.json as { result?: { tools?: unknown[] } })?.result?.tools?.length;
+    if (count !== AGGREGATE_MEMBERS * (AGGREGATE_TOOLS + 2)) {
+      throw new Error(`the aggregate listed ${count} tools: ${warm.text.slice(0, 300)}`);
+    }
+    const before = cpuTicks(gateway.child.pid);
+    const result = await load(async () => {
+      const r = await post(url, { jsonrpc: "2.0", id: ++id, method, params }, headers);
+      if (r.status !== 200) throw new Error(`${method} failed: ${r.status} ${r.text}`);
+    }, concurrency);
+    const cpuUs = (cpuTicks(gateway.child.pid) - before) / TICKS_PER_SECOND / CALLS * 1e6;
+    const f = (n: number) => n.toFixed(2);
+    rows.push([
+      `${label} ${method}`,
+      String(concurrency),
+      "gateway",
+      f(result.rate),
+      f(result.p50),
+      f(result.p99),
+      "n/a",
+      cpuUs.toFixed(0),
+    ]);
+  }
+}
+
 console.log(`calls per scenario: ${CALLS}`);
 console.log(
   ["backend", "conc", "path", "calls/s", "p50 ms", "p99 ms", "gw/direct", "gw CPU µs/call"].join(

@@ -34,7 +34,8 @@ export interface AggregateOptions {
   logger: Logger;
 }
 
-const PAGE_SIZE = 500;
+/** Large, because some clients read only the first page; long lists still page. */
+const PAGE_SIZE = 2_000;
 const LIST_CHANGED: Record<string, ListKind[]> = {
   "notifications/tools/list_changed": ["tools"],
   "notifications/prompts/list_changed": ["prompts"],
