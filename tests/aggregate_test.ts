@@ -249,3 +249,63 @@ Deno.test("aggregate: a member that dies costs its own calls only, and comes bac
     await s.close();
   }
 });
+
+Deno.test("aggregate: a slow member is left out after a bounded wait; the rest answer", async () => {
+  const gw = await startGateway(`
+limits: { requestTimeout: 1s }
+servers:
+  small: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
+  slow: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", slow-list], public: true }
+  both: { transport: aggregate, servers: [small, slow], public: true }
+`);
+  try {
+    const client = await connectClient(gw.url, "both", "streamable");
+    const started = performance.now();
+    const { tools } = await client.listTools();
+    const waited = performance.now() - started;
+    assert.deepEqual(tools.map((t) => t.name).sort(), ["small.echo", "small.pid"]);
+    assert.ok(waited < 5_000, `bounded by the request timeout (waited ${Math.round(waited)} ms)`);
+    const call = await client.callTool({ name: "slow.echo", arguments: {} }).catch((e) => e);
+    assert.match(
+      String(call.message),
+      /the member "slow" is unavailable: slow did not answer tools/list within 0.5s/,
+    );
+    assert.ok(gw.logs.some((line) => line.includes("aggregate member left out of a list")));
+    await client.close();
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("aggregate: completion, subscriptions, logging level and cancellation reach the member", async () => {
+  const s = await setup();
+  try {
+    const client = await connectClient(s.gw.url, "all", "streamable", ALL);
+    const completion = await client.complete({
+      ref: { type: "ref/prompt", name: "web.test_prompt_with_arguments" },
+      argument: { name: "arg1", value: "he" },
+    });
+    assert.deepEqual(completion.completion.values, ["hello", "help"]);
+    await client.subscribeResource({ uri: "test://watched-resource" });
+    await client.unsubscribeResource({ uri: "test://watched-resource" });
+    await client.setLoggingLevel("debug");
+    assert.ok(s.web.methods.includes("logging/setLevel"), "setLevel fanned out to web");
+
+    const controller = new AbortController();
+    const pending = client.callTool({ name: "web.sleep", arguments: { ms: 10_000 } }, undefined, {
+      signal: controller.signal,
+    }).catch((e) => e);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort("changed my mind");
+    await pending;
+    for (let i = 0; i < 50 && !s.web.methods.includes("notifications/cancelled"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.ok(s.web.methods.includes("notifications/cancelled"), "the member was told to stop");
+    const after = await client.callTool({ name: "web.test_simple_text", arguments: {} });
+    assert.ok(textOf(after).length > 0, "the session carries on");
+    await client.close();
+  } finally {
+    await s.close();
+  }
+});

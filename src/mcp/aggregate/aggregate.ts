@@ -267,6 +267,13 @@ export class AggregateTransport implements Transport {
           `the member "${owner.name}" is unavailable: ${owner.downReason}; it is retried shortly`,
         );
       }
+      const leftOut = owner && this.#discovery.leftOut.get(owner.name);
+      if (leftOut) {
+        throw new MemberError(
+          RpcErrorCode.internalError,
+          `the member "${owner.name}" is unavailable: ${leftOut}`,
+        );
+      }
       const what = kind === "tools" ? "tool" : "prompt";
       throw new MemberError(
         RpcErrorCode.invalidParams,

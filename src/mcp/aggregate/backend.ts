@@ -5,7 +5,10 @@ import type { PlaceholderValues } from "../backends/placeholders.ts";
 import { AggregateTransport } from "./aggregate.ts";
 import type { DiscoveryCache } from "./cache.ts";
 
-/** Members are left out of lists after this long (or the request timeout, if shorter). */
+/**
+ * Members are left out of lists after this long, or half the request timeout if that is
+ * shorter, so the aggregate answers with the others before the client's request times out.
+ */
 const DISCOVERY_TIMEOUT_MS = 10_000;
 /** A member that failed is tried again after this long. */
 const RETRY_AFTER_MS = 2_000;
@@ -30,7 +33,7 @@ export function createAggregateBackend(
     connect: (member) => createBackend(member, user, options),
     cache: options.cache,
     scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
-    discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs),
+    discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),
     retryAfterMs: RETRY_AFTER_MS,
     logger: options.logger,
   });

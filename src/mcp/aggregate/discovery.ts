@@ -39,6 +39,8 @@ export interface DiscoveryOptions {
 
 export class Discovery {
   readonly #merged = new Map<ListKind, Merged>();
+  /** Members missing from the last merge, and why: their calls are told so. */
+  readonly leftOut = new Map<string, string>();
 
   constructor(
     private readonly links: Map<string, MemberLink>,
@@ -67,8 +69,10 @@ export class Discovery {
           discoveryTimeoutMs,
           `listing ${link.name}`,
         );
+        this.leftOut.delete(link.name);
         return [link.name, items] as [string, Item[]];
       } catch (error) {
+        this.leftOut.set(link.name, (error as Error).message);
         logger.warn("aggregate member left out of a list", {
           member: link.name,
           list: kind,
