@@ -268,7 +268,7 @@ servers:
     const call = await client.callTool({ name: "slow.echo", arguments: {} }).catch((e) => e);
     assert.match(
       String(call.message),
-      /the member "slow" is unavailable: slow did not answer tools/list within 0.5s/,
+      /the member "slow" is unavailable: slow did not answer tools\/list within 0.5s/,
     );
     assert.ok(gw.logs.some((line) => line.includes("aggregate member left out of a list")));
     await client.close();
