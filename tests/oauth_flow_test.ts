@@ -95,3 +95,45 @@ Deno.test("a static serviceAuths token and OAuth tokens both open a server that 
     await setup.close();
   }
 });
+
+Deno.test("an aggregate is a service of its own: its token opens it, not its members, and back", async () => {
+  const setup = await startOAuthGateway();
+  const agent = new UserAgent();
+  try {
+    const { client, provider } = await connectWithOAuth(agent, `${setup.url}/combo/mcp`);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), [
+      "alpha.echo",
+      "alpha.pid",
+      "beta.echo",
+      "beta.pid",
+    ]);
+    const result = await client.callTool({ name: "beta.echo", arguments: { via: "combo" } });
+    assert.deepEqual(result.content, [{ type: "text", text: '{"via":"combo"}' }]);
+    await client.close();
+    const comboToken = provider.savedTokens!.access_token;
+    const atMember = await post(
+      `${setup.url}/alpha/mcp`,
+      INIT,
+      mcpHeaders({ authorization: `Bearer ${comboToken}` }),
+    );
+    assert.equal(atMember.status, 401);
+
+    const alpha = await connectWithOAuth(
+      agent,
+      `${setup.url}/alpha/mcp`,
+      new MemoryOAuthProvider(),
+    );
+    await alpha.client.close();
+    const alphaToken = alpha.provider.savedTokens!.access_token;
+    const atCombo = await post(
+      `${setup.url}/combo/mcp`,
+      INIT,
+      mcpHeaders({ authorization: `Bearer ${alphaToken}` }),
+    );
+    assert.equal(atCombo.status, 401);
+    assert.match(atCombo.headers.get("www-authenticate")!, /not valid for .*\/combo/);
+  } finally {
+    await setup.close();
+  }
+});
