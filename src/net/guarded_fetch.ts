@@ -4,6 +4,7 @@
  * Residual risk, stated plainly: the name is resolved once for the check and again by fetch,
  * so a DNS answer that changes in between (rebinding) is not caught here.
  */
+import { readAllCapped } from "../core/streams.ts";
 import { isIpLiteral, isPublicAddress } from "./addresses.ts";
 
 export interface GuardedFetchOptions {
@@ -36,24 +37,6 @@ async function checkDestination(url: URL, allowPrivateHosts: string[]): Promise<
   }
 }
 
-async function readCapped(response: Response, maxBytes: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new Error(`the document is larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value as Uint8Array<ArrayBuffer>);
-  }
-  return new TextDecoder().decode(await new Blob(chunks).arrayBuffer());
-}
-
 function maxAge(cacheControl: string | null): number {
   if (!cacheControl) return DEFAULT_MAX_AGE_SECONDS;
   if (/(^|,)\s*(no-store|no-cache|private)\b/i.test(cacheControl)) return 0;
@@ -81,7 +64,9 @@ export async function guardedFetchJson(
     await response.body?.cancel();
     throw new Error(`it answered ${response.status}`);
   }
-  const body = await readCapped(response, options.maxBytes);
+  const bytes = await readAllCapped(response.body, options.maxBytes);
+  if (!bytes) throw new Error(`the document is larger than ${options.maxBytes} bytes`);
+  const body = new TextDecoder().decode(bytes);
   try {
     return { body: JSON.parse(body), maxAgeSeconds: maxAge(response.headers.get("cache-control")) };
   } catch {

@@ -1,4 +1,5 @@
 /** Small HTTP helpers the front transports share: bodies with a size cap, Accept, replies. */
+import { readAllCapped } from "../../core/streams.ts";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../../sdk.ts";
 import { errorResponse, type RequestId } from "../jsonrpc.ts";
 
@@ -13,26 +14,8 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
     await request.body?.cancel().catch(() => {});
     throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
   }
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const all = await readAllCapped(request.body, maxBytes);
+  if (!all) throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
   return new TextDecoder("utf-8", { fatal: true }).decode(all);
 }
 

@@ -1,0 +1,32 @@
+/** Reading byte streams of unknown length without trusting them to be small. */
+
+/**
+ * Reads `stream` to its end; undefined (and the stream cancelled) as soon as it passes
+ * `maxBytes`, so an oversized body is never held in memory whole.
+ */
+export async function readAllCapped(
+  stream: ReadableStream<Uint8Array> | null | undefined,
+  maxBytes: number,
+): Promise<Uint8Array | undefined> {
+  if (!stream) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return all;
+}
