@@ -3,8 +3,10 @@ import type { ServerConfig } from "../../config/types.ts";
 import { parseSessionId } from "../../core/ids.ts";
 import type { Principal } from "../../core/principal.ts";
 import type { Logger } from "../../observability/logger.ts";
+import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
-import type { SessionRegistry } from "../sessions.ts";
+import { SessionLimitError, type SessionRegistry } from "../sessions.ts";
+import { httpError, rpcError } from "./http_util.ts";
 
 export interface FrontContext {
   server: ServerConfig;
@@ -28,4 +30,26 @@ export function findOwnSession(ctx: FrontContext, rawId: string | null): Session
     return undefined;
   }
   return session;
+}
+
+/**
+ * Opens a session for this caller, or answers for the client: 429 over a session limit, 502
+ * when the backend cannot start (a JSON-RPC error carrying `requestId` when there is one).
+ */
+export async function openSessionOrAnswer(
+  ctx: FrontContext,
+  requestId?: RequestId,
+): Promise<Session | Response> {
+  try {
+    return await ctx.sessions.open(ctx.server, ctx.principal);
+  } catch (error) {
+    if (error instanceof SessionLimitError) {
+      return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
+    }
+    ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
+    const message = `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`;
+    return requestId === undefined
+      ? httpError(502, "backend_unavailable", message)
+      : rpcError(502, RpcErrorCode.backendError, message, requestId);
+  }
 }

@@ -6,9 +6,8 @@
  */
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { RpcErrorCode } from "../jsonrpc.ts";
-import type { ClientChannel, Session } from "../session.ts";
-import { SessionLimitError } from "../sessions.ts";
-import { findOwnSession, type FrontContext } from "./context.ts";
+import type { ClientChannel } from "../session.ts";
+import { findOwnSession, type FrontContext, openSessionOrAnswer } from "./context.ts";
 import { BodyTooLargeError, httpError, readBodyLimited, rpcError } from "./http_util.ts";
 import { parseClientMessage } from "./parse.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
@@ -26,19 +25,8 @@ class LegacyChannel implements ClientChannel {
 }
 
 export async function handleLegacyStream(ctx: FrontContext): Promise<Response> {
-  let session: Session;
-  try {
-    session = await ctx.sessions.open(ctx.server, ctx.principal);
-  } catch (error) {
-    if (error instanceof SessionLimitError) {
-      return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
-    }
-    return httpError(
-      502,
-      "backend_unavailable",
-      `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`,
-    );
-  }
+  const session = await openSessionOrAnswer(ctx);
+  if (session instanceof Response) return session;
   const writer = new SseWriter();
   session.attach(new LegacyChannel(writer));
   session.openStreams++;

@@ -5,9 +5,8 @@
  */
 import { RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
-import { SessionLimitError } from "../sessions.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { findOwnSession, type FrontContext } from "./context.ts";
+import { findOwnSession, type FrontContext, openSessionOrAnswer } from "./context.ts";
 import {
   accepts,
   BodyTooLargeError,
@@ -83,21 +82,9 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
 }
 
 async function initialize(message: RpcRequest, request: Request, ctx: FrontContext) {
-  let session: Session;
-  try {
-    session = await ctx.sessions.open(ctx.server, ctx.principal);
-  } catch (error) {
-    if (error instanceof SessionLimitError) {
-      return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
-    }
-    ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
-    return rpcError(
-      502,
-      RpcErrorCode.backendError,
-      `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`,
-      message.id,
-    );
-  }
+  const session = await openSessionOrAnswer(ctx, message.id);
+  if (session instanceof Response) return session;
+
   session.attach(new StreamableChannel());
   return answer(session, message, request);
 }
