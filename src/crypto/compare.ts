@@ -1,15 +1,5 @@
-/**
- * Constant-time comparison of secrets. Both sides are hashed first so the comparison takes
- * the same time whatever the lengths, and the loop never exits early.
- */
-export async function secretsEqual(given: string, expected: string): Promise<boolean> {
-  const encoder = new TextEncoder();
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(given)),
-    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
-  ]);
-  return timingSafeEqual(new Uint8Array(a), new Uint8Array(b));
-}
+/** Constant-time comparison of secrets, raw or as stored hashes. */
+import { sha256Base64Url } from "./base64url.ts";
 
 /** True when both arrays hold the same bytes; its time depends only on the length. */
 export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
@@ -17,4 +7,18 @@ export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
   let difference = 0;
   for (let i = 0; i < a.length; i++) difference |= a[i] ^ b[i];
   return difference === 0;
+}
+
+/** True when both strings are the same; its time depends only on their lengths. */
+export function timingSafeEqualText(a: string, b: string): boolean {
+  const encoder = new TextEncoder();
+  return timingSafeEqual(encoder.encode(a), encoder.encode(b));
+}
+
+/**
+ * True when the SHA-256 (base64url) of `given` is `storedHash`: how secrets kept only as
+ * hashes (client secrets, login bindings, PKCE challenges) are checked.
+ */
+export async function matchesHash(given: string, storedHash: string): Promise<boolean> {
+  return timingSafeEqualText(await sha256Base64Url(given), storedHash);
 }

@@ -1,5 +1,5 @@
 /** PKCE (RFC 7636) with the S256 method only; `plain` is refused by OAuth 2.1. */
-import { timingSafeEqual } from "./compare.ts";
+import { matchesHash } from "./compare.ts";
 import { sha256Base64Url } from "./base64url.ts";
 
 /** RFC 7636 §4.1: 43–128 characters from the unreserved set. */
@@ -22,6 +22,5 @@ export async function s256Challenge(verifier: string): Promise<string> {
 /** True when the verifier hashes to the challenge; compared in constant time. */
 export async function verifyS256(verifier: string, challenge: string): Promise<boolean> {
   if (!isValidCodeVerifier(verifier) || !isValidCodeChallenge(challenge)) return false;
-  const computed = new TextEncoder().encode(await s256Challenge(verifier));
-  return timingSafeEqual(computed, new TextEncoder().encode(challenge));
+  return await matchesHash(verifier, challenge);
 }

@@ -5,8 +5,7 @@
  */
 import type { Identity } from "../core/identity.ts";
 import { parseClientId } from "../core/ids.ts";
-import { sha256Base64Url } from "../crypto/base64url.ts";
-import { timingSafeEqual } from "../crypto/compare.ts";
+import { matchesHash } from "../crypto/compare.ts";
 import { verifyS256 } from "../crypto/pkce.ts";
 import type { AccessTokens } from "./access_tokens.ts";
 import type { ClientDirectory } from "./client_directory.ts";
@@ -76,9 +75,7 @@ export async function authenticateClient(
     );
   }
   if (method !== "none") {
-    const given = new TextEncoder().encode(await sha256Base64Url(secret ?? ""));
-    const expected = new TextEncoder().encode(client.clientSecretHash ?? "");
-    if (!timingSafeEqual(given, expected)) {
+    if (!(await matchesHash(secret ?? "", client.clientSecretHash ?? ""))) {
       throw new OAuthError("invalid_client", "the client secret is wrong");
     }
   }

@@ -7,7 +7,7 @@ import type { OAuthConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
 import { sha256Base64Url } from "../crypto/base64url.ts";
-import { timingSafeEqual } from "../crypto/compare.ts";
+import { matchesHash } from "../crypto/compare.ts";
 import { s256Challenge } from "../crypto/pkce.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { type IdentityProvider, IdpError } from "../idp/provider.ts";
@@ -150,10 +150,7 @@ export class LoginFlow {
       );
     }
     const binding = readCookie(request.headers.get("cookie"), deps.cookies, LOGIN_COOKIE);
-    const bindingOk = binding !== undefined && timingSafeEqual(
-      new TextEncoder().encode(await sha256Base64Url(binding)),
-      new TextEncoder().encode(login.bindingHash),
-    );
+    const bindingOk = binding !== undefined && await matchesHash(binding, login.bindingHash);
     if (!bindingOk) {
       return await errorPage(
         400,
