@@ -108,19 +108,15 @@ export class GrantStore {
   }
 
   /**
-   * Rotates a refresh token: the old one is consumed and the new one written in one atomic
-   * step. Undefined when someone else used the old token first (a replay).
+   * Rotates a refresh token whose record `peekRefresh` returned: the old one is consumed and
+   * the new one written in one atomic step. Undefined when someone else used the old token
+   * first (a replay), which revokes the family.
    */
-  async rotateRefresh(token: string, context: GrantContext): Promise<string | undefined> {
+  async rotateRefresh(token: string, old: RefreshRecord): Promise<string | undefined> {
     const oldHash = await sha256Base64Url(token);
-    const old = await this.store.get<RefreshRecord>(KEYS.refresh(oldHash));
-    if (!old) {
-      await this.#replayed(KEYS.usedRefresh(oldHash));
-      return undefined;
-    }
     const next = randomBase64Url(32);
     const nextHash = await sha256Base64Url(next);
-    const record = this.#refreshRecord(old.familyId, context);
+    const record = this.#refreshRecord(old.familyId, old);
     const consumed = await this.store.consumeAndWrite(KEYS.refresh(oldHash), [
       { key: KEYS.refresh(nextHash), value: record, expiresAt: record.expiresAt },
       {
