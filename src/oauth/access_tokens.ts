@@ -7,7 +7,8 @@ import { type JwtClaims, JwtError, signJwt, verifyJwt } from "../crypto/jwt.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 
 export const ACCESS_TOKEN_TYPE = "at+jwt";
-const SKEW_SECONDS = 30;
+/** Leeway for clocks that disagree a little, on every check of a token's lifetime. */
+export const SKEW_SECONDS = 30;
 
 export interface AccessTokenGrant {
   subject: string;

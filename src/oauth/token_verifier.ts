@@ -7,7 +7,7 @@
 import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
 import { JwtError } from "../crypto/jwt.ts";
-import type { AccessTokenClaims, AccessTokens } from "./access_tokens.ts";
+import { type AccessTokenClaims, type AccessTokens, SKEW_SECONDS } from "./access_tokens.ts";
 import type { GrantStore } from "./grants.ts";
 import { serviceUri } from "./services.ts";
 
@@ -15,7 +15,6 @@ const REVOCATION_CACHE_MS = 5_000;
 const REVOCATION_CACHE_SIZE = 10_000;
 /** Tokens whose signature was already checked, so a busy client costs one HMAC, not one per call. */
 const VERIFIED_CACHE_SIZE = 10_000;
-const SKEW_SECONDS = 30;
 
 export type TokenCheck =
   | { ok: true; claims: AccessTokenClaims }
