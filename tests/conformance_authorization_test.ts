@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort } from "./fixtures/gateway.ts";
+import { authorizeInBrowser } from "./fixtures/oauth_client.ts";
 import { startOAuthGateway } from "./fixtures/oauth_gateway.ts";
 import { registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
@@ -47,20 +48,19 @@ Deno.test("conformance authorization: metadata endpoint and authorization code g
     const stderr = (async () => {
       for await (const chunk of child.stderr) output += decoder.decode(chunk);
     })();
-    const isCallback = (url: URL) => url.port === String(callbackPort);
     let browsed = false;
     for await (const chunk of child.stdout) {
       output += decoder.decode(chunk);
       const link = /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/.exec(output);
       if (!link || browsed) continue;
       browsed = true;
-      const agent = new UserAgent();
-      let stop = await agent.follow(link[1], isCallback);
-      if (!isCallback(stop.url)) {
-        stop = await agent.submitForm(stop.url, stop.body, { decision: "allow" }, isCallback);
-      }
+      const callback = await authorizeInBrowser(
+        new UserAgent(),
+        new URL(link[1]),
+        `http://127.0.0.1:${callbackPort}/callback`,
+      );
       // The suite's callback server is waiting for the browser to arrive.
-      const landed = await fetch(stop.url);
+      const landed = await fetch(callback);
       await landed.body?.cancel();
     }
     await stderr;

@@ -118,6 +118,16 @@ Deno.test("a client that disconnects mid-call costs nothing but its request", as
   }
 });
 
+/** The process id of the minimal backend behind `session` (its `pid` tool). */
+async function backendPid(url: string, session: string): Promise<number> {
+  const call = await post(
+    url,
+    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pid" } },
+    mcpHeaders({ "mcp-session-id": session }),
+  );
+  return Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text);
+}
+
 Deno.test("200 sessions opened and closed leave 0 child processes behind", async () => {
   const gw = await startGateway(CONFIG);
   const pids: number[] = [];
@@ -126,14 +136,7 @@ Deno.test("200 sessions opened and closed leave 0 child processes behind", async
     for (let batch = 0; batch < 20; batch++) {
       await Promise.all(Array.from({ length: 10 }, async () => {
         const session = await openSession(url);
-        const call = await post(
-          url,
-          { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pid" } },
-          mcpHeaders({ "mcp-session-id": session }),
-        );
-        pids.push(
-          Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text),
-        );
+        pids.push(await backendPid(url, session));
         const closed = await fetch(url, {
           method: "DELETE",
           headers: { "mcp-session-id": session },
@@ -158,14 +161,7 @@ Deno.test("shutdown ends every session and stops every backend", async () => {
   const pids: number[] = [];
   for (let i = 0; i < 5; i++) {
     const session = await openSession(url);
-    const call = await post(
-      url,
-      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "pid" } },
-      mcpHeaders({ "mcp-session-id": session }),
-    );
-    pids.push(
-      Number((call.json as { result: { content: { text: string }[] } }).result.content[0].text),
-    );
+    pids.push(await backendPid(url, session));
   }
   assert.equal(pids.filter(isAlive).length, 5);
   await gw.close();

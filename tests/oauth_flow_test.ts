@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { auth } from "./fixtures/sdk.ts";
 import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.ts";
 import { startOAuthGateway } from "./fixtures/oauth_gateway.ts";
+import { jwtClaims } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 
@@ -26,9 +27,7 @@ Deno.test("SDK client: 401 → metadata → register → login → consent → t
     assert.equal(first.token_type, "Bearer");
     assert.equal(first.scope, "mcp");
     assert.ok(first.refresh_token);
-    const claims = JSON.parse(
-      atob(first.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
-    );
+    const claims = jwtClaims(first.access_token);
     assert.deepEqual(claims.aud, [`${setup.url}/alpha`]);
     assert.equal(claims.email, "alice@example.com");
     assert.equal(claims.iss, setup.url);

@@ -3,7 +3,13 @@ import assert from "node:assert/strict";
 import { REDIRECT_URI } from "./fixtures/oauth_client.ts";
 import { startFakeGithub } from "./fixtures/fake_github.ts";
 import { startGateway } from "./fixtures/gateway.ts";
-import { authorizeParams, exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import {
+  authorizeParams,
+  exchangeCode,
+  jwtClaims,
+  obtainCode,
+  registerClient,
+} from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -28,9 +34,7 @@ oauth:
     const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
       .get("code")!;
     const tokens = (await exchangeCode(gw.url, client.client_id, code)).json;
-    const claims = JSON.parse(
-      atob(tokens.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
-    );
+    const claims = jwtClaims(tokens.access_token);
     assert.equal(claims.sub, "github:4242");
     assert.equal(claims.email, "octo@users.noreply.example");
 

@@ -8,6 +8,7 @@ import { startOAuthGateway } from "./fixtures/oauth_gateway.ts";
 import {
   authorizeParams,
   exchangeCode,
+  jwtClaims,
   obtainCode,
   registerClient,
   token,
@@ -96,9 +97,7 @@ Deno.test("refresh: rotation, reuse revokes the family, resource narrows but nev
     });
     assert.equal(narrowed.status, 200, JSON.stringify(narrowed.json));
     assert.equal(narrowed.headers.get("cache-control"), "no-store");
-    const aud = JSON.parse(
-      atob(narrowed.json.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
-    ).aud;
+    const aud = jwtClaims(narrowed.json.access_token).aud;
     assert.deepEqual(aud, [`${setup.url}/beta`]);
 
     // Reusing the first refresh token revokes the family: the rotated one dies too.

@@ -12,6 +12,7 @@ import { startOAuthGateway, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.
 import {
   authorizeParams,
   exchangeCode,
+  jwtClaims,
   obtainCode,
   register,
   registerClient,
@@ -49,18 +50,16 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
       token_endpoint_auth_method: "client_secret_post",
     });
 
-    const code1 = (await obtainCode(agent, base, client.client_id, alpha)).get("code")!;
+    /** A new authorization code for `client` and alpha, through login and consent. */
+    const freshCode = async () =>
+      (await obtainCode(agent, base, client.client_id, alpha)).get("code")!;
+    const code1 = await freshCode();
     const tokens = (await exchangeCode(base, client.client_id, code1)).json;
     assert.ok(tokens.access_token && tokens.refresh_token, JSON.stringify(tokens));
 
     const masterKey = await deriveHmacKey(new Secret(TEST_MASTER_SECRET), "jwt-signing");
     const now = Math.floor(Date.now() / 1000);
-    const claims = JSON.parse(new TextDecoder().decode(
-      Uint8Array.from(
-        atob(tokens.access_token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
-        (c) => c.charCodeAt(0),
-      ),
-    ));
+    const claims = jwtClaims(tokens.access_token);
     const forge = async (overrides: Record<string, unknown>, typ = "at+jwt", key = masterKey) =>
       await signJwt(key, typ, { ...claims, ...overrides });
 
@@ -122,7 +121,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
     };
 
     // A code that is redeemed once by its owner, and then replayed.
-    const replayCode = (await obtainCode(agent, base, client.client_id, alpha)).get("code")!;
+    const replayCode = await freshCode();
     const replayTokens = (await exchangeCode(base, client.client_id, replayCode)).json;
 
     const cases: Case[] = [
@@ -283,7 +282,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
           tokenAnswer({
             grant_type: "authorization_code",
             client_id: client.client_id,
-            code: (await obtainCode(agent, base, client.client_id, alpha)).get("code")!,
+            code: await freshCode(),
             redirect_uri: REDIRECT_URI,
             code_verifier: "w".repeat(43),
           }),
@@ -310,7 +309,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
           tokenAnswer({
             grant_type: "authorization_code",
             client_id: client.client_id,
-            code: (await obtainCode(agent, base, client.client_id, alpha)).get("code")!,
+            code: await freshCode(),
             redirect_uri: "http://127.0.0.1:9/other",
             code_verifier: VERIFIER,
           }),
@@ -322,7 +321,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
           tokenAnswer({
             grant_type: "authorization_code",
             client_id: other.client_id,
-            code: (await obtainCode(agent, base, client.client_id, alpha)).get("code")!,
+            code: await freshCode(),
             redirect_uri: REDIRECT_URI,
             code_verifier: VERIFIER,
           }),
@@ -350,7 +349,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
           tokenAnswer({
             grant_type: "authorization_code",
             client_id: client.client_id,
-            code: (await obtainCode(agent, base, client.client_id, alpha)).get("code")!,
+            code: await freshCode(),
             redirect_uri: REDIRECT_URI,
             code_verifier: VERIFIER,
             resource: `${base}/beta`,
