@@ -82,11 +82,12 @@ export class LoginFlow {
       request: check.request,
       expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
     };
-    await deps.store.set(KEYS.authorizeRequest(pendingId), pending, pending.expiresAt);
     const session = await deps.sso.fromRequest(request);
     if (session && !deps.checkAccess(session.identity)) {
       return await this.#afterLogin(session, pendingId, pending, {});
     }
+    // Kept across the round trip to the identity provider; the callback takes it back.
+    await deps.store.set(KEYS.authorizeRequest(pendingId), pending, pending.expiresAt);
     return await this.#startLogin(pendingId);
   }
 
@@ -158,7 +159,7 @@ export class LoginFlow {
         "The sign-in began in another browser or its cookie was lost. Start again from your application, in this browser.",
       );
     }
-    const pending = await this.#pending(login.pendingId);
+    const pending = await this.#takePending(login.pendingId);
     if (!pending) {
       return await errorPage(400, "This sign-in has expired", "Start again from your application.");
     }
@@ -205,7 +206,6 @@ export class LoginFlow {
       KEYS.consent(session.identity.subject, request.clientId),
     );
     if (consent && request.audience.every((uri) => consent.audience.includes(uri))) {
-      await deps.store.delete(KEYS.authorizeRequest(pendingId));
       return withCookies(await this.#issueCode(request, session.identity), headers);
     }
     await deps.store.set(
@@ -296,8 +296,11 @@ export class LoginFlow {
     return new Response(null, { status: 302, headers: { location: location.href, ...NO_STORE } });
   }
 
-  async #pending(id: string): Promise<PendingAuthorization | undefined> {
-    const pending = await this.deps.store.get<PendingAuthorization>(KEYS.authorizeRequest(id));
+  /** The request waiting for this login, removed from the store (consent stores it again). */
+  async #takePending(id: string): Promise<PendingAuthorization | undefined> {
+    const pending = await this.deps.store.consume<PendingAuthorization>(
+      KEYS.authorizeRequest(id),
+    );
     return pending && pending.expiresAt > this.deps.clock.now() ? pending : undefined;
   }
 
