@@ -69,6 +69,7 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
         ...options,
         cache,
         requestTimeoutMs: config.limits.requestTimeoutMs,
+        now: () => clock.now(),
       });
     },
   });

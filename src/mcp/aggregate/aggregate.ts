@@ -31,6 +31,7 @@ export interface AggregateOptions {
   discoveryTimeoutMs: number;
   /** A member that failed is tried again after this long. */
   retryAfterMs: number;
+  now: () => number;
   logger: Logger;
 }
 
@@ -75,6 +76,7 @@ export class AggregateTransport implements Transport {
         config.name,
         new MemberLink(config.name, {
           connect: () => options.connect(config),
+          now: options.now,
           logger: options.logger,
           handlers: {
             notification: (link, message) => this.#memberNotification(link, message),
@@ -92,10 +94,12 @@ export class AggregateTransport implements Transport {
       logger: options.logger,
       ensure: (link) => this.#ensure(link),
     });
-    this.#stopListening = options.cache.onInvalidate((member, kind) => {
+    this.#stopListening = options.cache.onInvalidate((member, kinds) => {
       if (!this.#links.has(member)) return;
-      this.#discovery.forget(kind as ListKind);
-      this.#tellClient(CHANGED_NOTICE[kind as ListKind]);
+      for (const kind of kinds) this.#discovery.forget(kind as ListKind);
+      // Resources and templates share one notice: send each notice once.
+      const notices = new Set(kinds.map((kind) => CHANGED_NOTICE[kind as ListKind]));
+      for (const notice of notices) this.#tellClient(notice);
     });
   }
 
@@ -209,7 +213,7 @@ export class AggregateTransport implements Transport {
   /** Connects a member if it is not connected and has not failed too recently. */
   async #ensure(link: MemberLink): Promise<void> {
     if (link.state === "ready") return;
-    if (link.state === "down" && Date.now() - link.downAt < this.#options.retryAfterMs) {
+    if (link.state === "down" && this.#options.now() - link.downAt < this.#options.retryAfterMs) {
       throw new MemberError(
         RpcErrorCode.internalError,
         `the member "${link.name}" is unavailable: ${link.downReason}`,
@@ -228,9 +232,7 @@ export class AggregateTransport implements Transport {
     );
     if (wasDown) {
       this.#options.logger.info("aggregate member is back", { member: link.name });
-      for (const kind of Object.keys(LISTS) as ListKind[]) {
-        this.#options.cache.invalidate(link.name, kind);
-      }
+      this.#options.cache.invalidate(link.name, Object.keys(LISTS));
     }
   }
 
@@ -355,7 +357,7 @@ export class AggregateTransport implements Transport {
     const { method, params } = message as { method: string; params?: Record<string, unknown> };
     const changed = LIST_CHANGED[method];
     if (changed) {
-      for (const kind of changed) this.#options.cache.invalidate(link.name, kind);
+      this.#options.cache.invalidate(link.name, changed);
       return;
     }
     if (method === "notifications/cancelled") {

@@ -25,7 +25,7 @@ export function createAggregateBackend(
   server: AggregateServerConfig,
   members: BackendServerConfig[],
   user: PlaceholderValues,
-  options: BackendOptions & { cache: DiscoveryCache; requestTimeoutMs: number },
+  options: BackendOptions & { cache: DiscoveryCache; requestTimeoutMs: number; now: () => number },
 ): Backend {
   const transport = new AggregateTransport({
     server,
@@ -35,6 +35,7 @@ export function createAggregateBackend(
     scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
     discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),
     retryAfterMs: RETRY_AFTER_MS,
+    now: options.now,
     logger: options.logger,
   });
   return { transport, close: () => transport.close() };

@@ -15,7 +15,7 @@ export interface CacheStats {
 export class DiscoveryCache {
   readonly #entries = new Map<string, { value: unknown; until: number }>();
   readonly #loading = new Map<string, Promise<unknown>>();
-  readonly #listeners = new Set<(member: string, kind: string) => void>();
+  readonly #listeners = new Set<(member: string, kinds: string[]) => void>();
   readonly stats: CacheStats = { hits: 0, misses: 0, loads: 0 };
 
   constructor(private readonly ttlMs: number, private readonly now: () => number) {}
@@ -42,15 +42,19 @@ export class DiscoveryCache {
     return await loading;
   }
 
-  /** Drops every scope of one member's list, and tells the sessions listening. */
-  invalidate(member: string, kind: string): void {
-    const prefix = `${member}\u0000${kind}\u0000`;
-    for (const key of this.#entries.keys()) if (key.startsWith(prefix)) this.#entries.delete(key);
-    for (const listener of this.#listeners) listener(member, kind);
+  /** Drops every scope of some of one member's lists, and tells each listening session once. */
+  invalidate(member: string, kinds: string[]): void {
+    for (const kind of kinds) {
+      const prefix = `${member}\u0000${kind}\u0000`;
+      for (const key of this.#entries.keys()) {
+        if (key.startsWith(prefix)) this.#entries.delete(key);
+      }
+    }
+    for (const listener of this.#listeners) listener(member, kinds);
   }
 
   /** Called on every invalidation; returns the function that stops listening. */
-  onInvalidate(listener: (member: string, kind: string) => void): () => void {
+  onInvalidate(listener: (member: string, kinds: string[]) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

@@ -60,6 +60,7 @@ export class MemberLink {
     readonly name: string,
     private readonly options: {
       connect(): Backend;
+      now: () => number;
       handlers: MemberHandlers;
       logger: Logger;
     },
@@ -212,7 +213,7 @@ export class MemberLink {
     if (this.state === "down") return;
     this.state = "down";
     this.downReason = reason;
-    this.downAt = Date.now();
+    this.downAt = this.options.now();
     for (const [id, waiting] of [...this.#waiting]) {
       this.#settle(id);
       waiting.reject(new MemberError(-32603, `the member "${this.name}" stopped: ${reason}`));
