@@ -255,6 +255,15 @@ servers:
     const as = await (await fetch(`${origin}/.well-known/oauth-authorization-server/gw`)).json();
     assert.equal(as.issuer, `${origin}/gw`);
     assert.equal(as.token_endpoint, `${origin}/gw/token`);
+    for (const path of ["/.well-known/oauth-authorization-server/gw", "/gw/token"]) {
+      const preflight = await fetch(`${origin}${path}`, {
+        method: "OPTIONS",
+        headers: { origin: "http://localhost:6274", "access-control-request-method": "GET" },
+      });
+      await preflight.body?.cancel();
+      assert.equal(preflight.status, 204, path);
+      assert.equal(preflight.headers.get("access-control-allow-origin"), "*", path);
+    }
     const prm = await (await fetch(`${origin}/.well-known/oauth-protected-resource/gw/alpha/mcp`))
       .json();
     assert.equal(prm.resource, `${origin}/gw/alpha`);

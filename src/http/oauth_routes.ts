@@ -111,9 +111,16 @@ export function registerOAuthRoutes(
     );
   }
 
-  for (const path of ["/.well-known/*", "/register", "/token"]) {
+  // Preflights for browser-based clients: metadata at the origin root (and the appended form
+  // under a base path), registration and token under the base path.
+  const preflights = new Set([
+    "/.well-known/*",
+    ...["/.well-known/*", "/register", "/token"]
+      .map((path) => `${basePath}${path}`),
+  ]);
+  for (const path of preflights) {
     root.options(
-      `${basePath}${path}`,
+      path,
       () => new Response(null, { status: 204, headers: OPEN_CORS }),
     );
   }
