@@ -187,3 +187,108 @@ servers:
     assert.equal(all.cacheTtlMs, 60_000);
   }
 });
+
+const OAUTH_SECTION = `oauth:
+  idp: { provider: oidc, issuer: https://login.example.com, clientId: gh, clientSecret: s }
+  allow: { domains: [example.com] }
+`;
+
+Deno.test("parseConfigText() resolves userToken for oauth and manual services", () => {
+  const config = parseConfigText(
+    `${OAUTH_SECTION}servers:
+  linear:
+    transport: streamable-http
+    url: https://linear-mcp.internal/mcp
+    headers: { Authorization: "Bearer {{user.token}}" }
+    requiresUserToken: true
+    userToken:
+      kind: oauth
+      displayName: Linear
+      oauth:
+        authorizationUrl: https://linear.app/oauth/authorize
+        tokenUrl: https://api.linear.app/oauth/token
+        revocationUrl: https://api.linear.app/oauth/revoke
+        clientId: lin
+        clientSecret: \${LINEAR_SECRET}
+        scopes: [read]
+  notion:
+    transport: stdio
+    command: notion-mcp
+    env: { NOTION_TOKEN: "{{user.token}}" }
+    requiresUserToken: true
+    userToken: { kind: manual, displayName: Notion, pattern: "^(secret_|ntn_)" }
+  plain:
+    transport: stdio
+    command: x
+`,
+    env({ LINEAR_SECRET: "linear-secret" }),
+  );
+  const linear = config.servers.get("linear" as never)!.userToken!;
+  assert.equal(linear.kind, "oauth");
+  if (linear.kind !== "oauth") return;
+  assert.equal(linear.tokenUrl, "https://api.linear.app/oauth/token");
+  assert.equal(linear.clientSecret?.reveal(), "linear-secret");
+  assert.deepEqual(linear.scopes, ["read"]);
+  assert.deepEqual(config.servers.get("notion" as never)!.userToken, {
+    kind: "manual",
+    displayName: "Notion",
+    instructions: undefined,
+    pattern: "^(secret_|ntn_)",
+  });
+  assert.equal(config.servers.get("plain" as never)!.userToken, undefined);
+});
+
+Deno.test("parseConfigText() reports every userToken problem with its path", () => {
+  const error = issuesOf(`${OAUTH_SECTION}servers:
+  leaky:
+    transport: stdio
+    command: x
+    env: { TOKEN: "{{user.token}}" }
+  unused:
+    transport: stdio
+    command: x
+    requiresUserToken: true
+  halfway:
+    transport: streamable-http
+    url: https://svc.internal/mcp
+    headers: { Authorization: "Bearer {{user.token}}" }
+    requiresUserToken: true
+    userToken:
+      kind: oauth
+      oauth: { authorizationUrl: "http://svc.example.com/authorize", clientId: c }
+  badpattern:
+    transport: stdio
+    command: x
+    args: ["{{user.token}}"]
+    requiresUserToken: true
+    userToken: { kind: manual, pattern: "(" }
+  both:
+    transport: aggregate
+    requiresUserToken: true
+`);
+  const text = error.issues.map((i) => `${i.path.join(".")}: ${i.message} ${i.hint ?? ""}`)
+    .join("\n");
+  assert.match(text, /servers\.leaky: uses \{\{user\.token\}\} without requiresUserToken: true/);
+  assert.match(text, /servers\.unused: requires a user token but never passes it to the backend/);
+  assert.match(text, /servers\.halfway\.userToken\.oauth\.authorizationUrl: must be an https URL/);
+  assert.match(
+    text,
+    /servers\.halfway\.userToken\.oauth\.tokenUrl: is required with authorizationUrl/,
+  );
+  assert.match(text, /servers\.badpattern\.userToken\.pattern: not a regular expression/);
+  assert.match(text, /servers\.both\.requiresUserToken: is set on the members of an aggregate/);
+});
+
+Deno.test("parseConfigText() refuses requiresUserToken without oauth", () => {
+  const error = issuesOf(`servers:
+  notion:
+    transport: stdio
+    command: x
+    env: { T: "{{user.token}}" }
+    serviceAuths: [{ type: bearer, tokens: [abcdefabcdef] }]
+    requiresUserToken: true
+`);
+  assert.deepEqual(error.issues.map((i) => [i.path.join("."), i.message]), [
+    ["servers.notion.requiresUserToken", "needs oauth: configured"],
+  ]);
+});

@@ -33,7 +33,45 @@ interface ServerCommon {
   /** No authentication at all; refused unless said explicitly. */
   public: boolean;
   serviceAuths: ServiceAuth[];
+  /**
+   * Present when the backend acts as the person (`requiresUserToken: true`): how each person
+   * supplies their own credential, injected as `{{user.token}}`.
+   */
+  userToken?: UserTokenConfig;
 }
+
+/** A credential the person pastes on /my/tokens (an API key, a personal access token). */
+export interface ManualUserToken {
+  kind: "manual";
+  /** The service's name as people know it ("Notion"). */
+  displayName: string;
+  /** Where to get the token, shown beside the form. */
+  instructions?: string;
+  /** A token must match this (e.g. "^(secret_|ntn_)"), checked before it is stored. */
+  pattern?: string;
+}
+
+export type TokenAuthMethod = "client_secret_basic" | "client_secret_post" | "none";
+
+/** A credential obtained by connecting the person's account with the service's OAuth server. */
+export interface OAuthUserToken {
+  kind: "oauth";
+  displayName: string;
+  instructions?: string;
+  /** Authorization server with RFC 8414 / OIDC discovery; or the endpoints below. */
+  issuer?: string;
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  /** RFC 7009 revocation, used when a person disconnects. */
+  revocationUrl?: string;
+  clientId: string;
+  clientSecret?: Secret;
+  scopes: string[];
+  /** How the client authenticates at the token endpoint; undefined: discovered, else post. */
+  tokenAuthMethod?: TokenAuthMethod;
+}
+
+export type UserTokenConfig = ManualUserToken | OAuthUserToken;
 
 export interface StdioServerConfig extends ServerCommon {
   transport: "stdio";

@@ -7,6 +7,7 @@ import { Secret } from "../core/secret.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import { parseOAuth } from "./oauth.ts";
+import { parseUserToken } from "./user_token.ts";
 import type {
   AggregateServerConfig,
   HttpServerConfig,
@@ -52,10 +53,11 @@ const LIMIT_KEYS = [
   "maxMessageBytes",
 ];
 const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
-const STDIO_KEYS = [...COMMON_SERVER_KEYS, "command", "args", "env", "cwd"];
+const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
+const STDIO_KEYS = [...COMMON_SERVER_KEYS, ...USER_TOKEN_KEYS, "command", "args", "env", "cwd"];
 const AGGREGATE_KEYS = [...COMMON_SERVER_KEYS, "servers", "delimiter", "cacheTtl"];
 const DEFAULT_CACHE_TTL_MS = 60_000;
-const HTTP_KEYS = [...COMMON_SERVER_KEYS, "url", "headers"];
+const HTTP_KEYS = [...COMMON_SERVER_KEYS, ...USER_TOKEN_KEYS, "url", "headers"];
 const TRANSPORTS = ["stdio", "streamable-http", "sse", "aggregate"];
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
 
@@ -219,6 +221,15 @@ function parseServer(
   if (raw.description !== undefined) c.optionalString(raw.description, [...path, "description"]);
 
   if (transport === "aggregate") {
+    for (const key of USER_TOKEN_KEYS) {
+      if (raw[key] !== undefined) {
+        c.fail(
+          [...path, key],
+          "is set on the members of an aggregate, not on the aggregate",
+          "move it to the member servers that need a person's credential",
+        );
+      }
+    }
     const delimiter = raw.delimiter === undefined
       ? "."
       : c.string(raw.delimiter, [...path, "delimiter"]) ?? ".";
@@ -264,6 +275,14 @@ function parseServer(
     for (const [key, text] of Object.entries(server.env)) {
       c.placeholders(text, [...path, "env", key]);
     }
+    server.userToken = parseUserToken(
+      c,
+      raw,
+      path,
+      name,
+      [...server.args, ...Object.values(server.env)],
+      oauthConfigured,
+    );
     return server;
   }
   const server: HttpServerConfig = {
@@ -287,6 +306,14 @@ function parseServer(
       c.fail([...path, "headers", key], `invalid HTTP header name "${key}"`);
     }
   }
+  server.userToken = parseUserToken(
+    c,
+    raw,
+    path,
+    name,
+    [server.url, ...Object.values(server.headers)],
+    oauthConfigured,
+  );
   return server;
 }
 
