@@ -39,3 +39,14 @@ export async function deriveHmacKey(master: Secret, purpose: KeyPurpose): Promis
     ["sign", "verify"],
   );
 }
+
+/** An AES-256-GCM key for one purpose; it can encrypt and decrypt, nothing else. */
+export async function deriveAesKey(master: Secret, purpose: KeyPurpose): Promise<CryptoKey> {
+  return await crypto.subtle.importKey(
+    "raw",
+    await deriveKeyBytes(master, purpose),
+    { name: "AES-GCM" },
+    false,
+    ["encrypt", "decrypt"],
+  );
+}

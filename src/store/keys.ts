@@ -20,4 +20,9 @@ export const KEYS = {
   ssoSession: (hash: string) => ["web", "sso", hash] as const,
   /** A person's approval of a client. */
   consent: (userId: string, clientId: string) => ["web", "consent", userId, clientId] as const,
+  /** A person's sealed credential for a service. */
+  credential: (userId: string, service: string) =>
+    ["credentials", "user", userId, service] as const,
+  /** A service OAuth connection waiting for the service's callback, by hash of its state. */
+  serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;
