@@ -3,11 +3,14 @@
  * The only place that constructs concrete implementations.
  */
 import type { BackendServerConfig, OAuthConfig, ResolvedConfig } from "./config/types.ts";
-import { createBackend } from "./mcp/backends/connect.ts";
+import { connectBackend, type PersonTokens } from "./mcp/backends/connect.ts";
 import { createAggregateBackend } from "./mcp/aggregate/backend.ts";
 import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
 import type { Identity } from "./core/identity.ts";
-import { deriveHmacKey } from "./crypto/keys.ts";
+import { deriveAesKey, deriveHmacKey } from "./crypto/keys.ts";
+import { createServiceOAuthClient, type ServiceOAuthClient } from "./credentials/service_oauth.ts";
+import { UserCredentials } from "./credentials/user_credentials.ts";
+import { CredentialVault } from "./credentials/vault.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
 import { createIdentityProvider } from "./idp/create.ts";
 import { checkAccess } from "./idp/policy.ts";
@@ -49,6 +52,10 @@ const KILL_GRACE_MS = 2_000;
 
 export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): Promise<Gateway> {
   const { logger, store, clock } = deps;
+  const master = await resolveMasterSecret(config, store, logger);
+  const oauth = config.oauth
+    ? await createAuthServer(config, config.oauth, master, deps)
+    : undefined;
   const caches = new Map<ServerName, DiscoveryCache>();
   const sessions = new SessionRegistry({
     limits: config.limits,
@@ -56,7 +63,8 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
     now: () => clock.now(),
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
     connect: (server, user, options) => {
-      if (server.transport !== "aggregate") return createBackend(server, user, options);
+      const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
+      if (server.transport !== "aggregate") return connectBackend(server, user, options, tokens);
       let cache = caches.get(server.name);
       if (!cache) {
         caches.set(
@@ -70,13 +78,10 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
         cache,
         requestTimeoutMs: config.limits.requestTimeoutMs,
         now: () => clock.now(),
+        tokens,
       });
     },
   });
-  const master = await resolveMasterSecret(config, store, logger);
-  const oauth = config.oauth
-    ? await createAuthServer(config, config.oauth, master, deps)
-    : undefined;
   const authenticators = new Map<ServerName, ServerAuthenticator>();
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
@@ -96,7 +101,7 @@ async function createAuthServer(
   oauthConfig: OAuthConfig,
   master: Secret,
   deps: GatewayDeps,
-): Promise<{ server: AuthServer; verifier: TokenVerifier }> {
+): Promise<{ server: AuthServer; verifier: TokenVerifier; credentials: UserCredentials }> {
   const { store, clock, logger } = deps;
   const issuer = config.baseUrl;
   const signingKeys = await Promise.all(
@@ -134,6 +139,24 @@ async function createAuthServer(
     cookies,
     csrfKey: await deriveHmacKey(master, "csrf"),
   });
+  const vaultKeys = await Promise.all(
+    [master, ...config.previousSecrets].map((secret) => deriveAesKey(secret, "vault-encryption")),
+  );
+  const oauthClients = new Map<string, ServiceOAuthClient>();
+  for (const server of config.servers.values()) {
+    if (server.userToken?.kind === "oauth") {
+      oauthClients.set(server.name, createServiceOAuthClient(server.userToken, () => clock.now()));
+    }
+  }
+  const credentials = new UserCredentials({
+    baseUrl: issuer,
+    servers: config.servers,
+    vault: new CredentialVault(store, vaultKeys),
+    store,
+    clock,
+    logger,
+    oauthClients,
+  });
   const loginFlow = new LoginFlow({
     issuer,
     oauth: oauthConfig,
@@ -147,6 +170,8 @@ async function createAuthServer(
     cookies,
     resolveResource: resolve,
     checkAccess: access,
+    credentialsMissing: (audience, user) =>
+      credentials.missingFor(audience.map((uri) => uri.slice(issuer.length + 1)), user),
   });
   return {
     server: {
@@ -156,6 +181,18 @@ async function createAuthServer(
       tokenDeps: { clients, grants, accessTokens, checkAccess: access, resolveResource: resolve },
     },
     verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),
+    credentials,
+  };
+}
+
+/** One person's credentials as their sessions' backends use them. */
+function personTokens(credentials: UserCredentials, user: string): PersonTokens {
+  return {
+    tokenFor: (server) => credentials.tokenFor(user, server),
+    watch: (listener) =>
+      credentials.onChange((changedUser, server) => {
+        if (changedUser === user) listener(server);
+      }),
   };
 }
 

@@ -8,7 +8,9 @@ import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
+import { CredentialRequiredError } from "../core/credential_required.ts";
 import type { Backend } from "./backends/connect.ts";
+import { credentialRpcError, supportsUrlElicitation } from "./credential_errors.ts";
 import {
   classify,
   errorResponse,
@@ -53,6 +55,8 @@ export class Session {
   lastActivity: number;
   /** Open client streams; a session holding one is not idle. */
   openStreams = 0;
+  /** What the client said it can do, from its initialize request. */
+  clientCapabilities: Record<string, unknown> = {};
 
   #channel?: ClientChannel;
   #pending = new Map<string, PendingRequest>();
@@ -128,6 +132,9 @@ export class Session {
         `request id ${JSON.stringify(request.id)} is already in use by a request in flight`,
       );
     }
+    if (request.method === "initialize") {
+      this.clientCapabilities = (request.params?.capabilities as Record<string, unknown>) ?? {};
+    }
     const meta = request.params?._meta as Record<string, unknown> | undefined;
     const progressToken = meta?.progressToken as string | number | undefined;
     this.#pending.set(key, {
@@ -139,7 +146,13 @@ export class Session {
     try {
       await this.#send(request as JSONRPCMessage);
     } catch (error) {
-      if (this.#settle(request.id)) {
+      if (error instanceof CredentialRequiredError && this.#settle(request.id)) {
+        const body = credentialRpcError(error, supportsUrlElicitation(this.clientCapabilities));
+        this.#channel?.deliver(
+          errorResponse(request.id, body.code, body.message, body.data),
+          request.id,
+        );
+      } else if (this.#settle(request.id)) {
         this.#reply(
           request.id,
           RpcErrorCode.backendError,

@@ -21,8 +21,15 @@ export interface SessionRegistryOptions {
   now: () => number;
   /** Grace a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
-  /** Makes the backend connection for a session (one backend, or an aggregate's members). */
-  connect(server: ServerConfig, user: PlaceholderValues, options: BackendOptions): Backend;
+  /**
+   * Makes the backend connection for a session (one backend, or an aggregate's members).
+   * Throws `CredentialRequiredError` when the backend needs a credential the person lacks.
+   */
+  connect(
+    server: ServerConfig,
+    user: PlaceholderValues,
+    options: BackendOptions,
+  ): Backend | Promise<Backend>;
 }
 
 export class SessionRegistry {
@@ -68,7 +75,7 @@ export class SessionRegistry {
       killGraceMs: this.options.killGraceMs,
       logger: sessionLogger,
     };
-    const backend = this.options.connect(
+    const backend = await this.options.connect(
       server,
       { "user.id": principal.id, "user.email": principal.email },
       backendOptions,

@@ -35,6 +35,8 @@ export interface LoginFlowDeps {
   cookies: CookiePolicy;
   resolveResource(resource: string): string | undefined;
   checkAccess(identity: Identity): string | undefined;
+  /** Services among these audiences that act as the person and lack their credential. */
+  credentialsMissing(audience: string[], user: string): Promise<string[]>;
 }
 
 /** An /authorize request waiting for login or consent. */
@@ -42,11 +44,23 @@ interface PendingAuthorization {
   request: AuthorizationRequest;
   /** Set once someone is shown the consent page: only they may answer it. */
   subject?: string;
+  /** The person allowed the client; what remains is connecting services (/oauth/services). */
+  consented?: boolean;
   expiresAt: number;
 }
 
+/** An authorization waiting on the services page, as that page shows it. */
+export interface AwaitingServices {
+  id: string;
+  clientName?: string;
+  /** Server names the client will use. */
+  services: string[];
+}
+
 interface LoginState {
-  pendingId: string;
+  /** The /authorize request this login serves; or, for a browser page, where to return. */
+  pendingId?: string;
+  returnTo?: string;
   nonce: string;
   codeVerifier: string;
   /** Hash of the login cookie: the callback must arrive in the browser that started it. */
@@ -60,6 +74,8 @@ interface ConsentRecord {
 }
 
 const LOGIN_COOKIE = "gatehouse_login";
+/** Pending authorization ids: 24 random bytes, base64url. */
+const PENDING_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export class LoginFlow {
   constructor(private readonly deps: LoginFlowDeps) {}
@@ -88,16 +104,24 @@ export class LoginFlow {
     }
     // Kept across the round trip to the identity provider; the callback takes it back.
     await deps.store.set(KEYS.authorizeRequest(pendingId), pending, pending.expiresAt);
-    return await this.#startLogin(pendingId);
+    return await this.#startLogin({ pendingId });
   }
 
-  async #startLogin(pendingId: string): Promise<Response> {
+  /**
+   * Sends a browser page's visitor to log in, then back to `returnTo` (a path on this gateway
+   * that the caller built, never one taken from the request as given).
+   */
+  signIn(returnTo: string): Promise<Response> {
+    return this.#startLogin({ returnTo });
+  }
+
+  async #startLogin(next: { pendingId: string } | { returnTo: string }): Promise<Response> {
     const { deps } = this;
     const state = randomBase64Url(24);
     const binding = randomBase64Url(24);
     const codeVerifier = randomBase64Url(48);
     const login: LoginState = {
-      pendingId,
+      ...next,
       nonce: randomBase64Url(24),
       codeVerifier,
       bindingHash: await sha256Base64Url(binding),
@@ -159,8 +183,8 @@ export class LoginFlow {
         "The sign-in began in another browser or its cookie was lost. Start again from your application, in this browser.",
       );
     }
-    const pending = await this.#takePending(login.pendingId);
-    if (!pending) {
+    const pending = login.pendingId ? await this.#takePending(login.pendingId) : undefined;
+    if (login.pendingId && !pending) {
       return await errorPage(400, "This sign-in has expired", "Start again from your application.");
     }
     let identity: Identity;
@@ -188,9 +212,19 @@ export class LoginFlow {
     }
     deps.logger.info("login", { subject: identity.subject });
     const { session, cookie } = await deps.sso.create(identity);
-    return await this.#afterLogin(session, login.pendingId, pending, {
-      "set-cookie": [cookie, clearCookie(deps.cookies, LOGIN_COOKIE)],
-    });
+    const cookies = { "set-cookie": [cookie, clearCookie(deps.cookies, LOGIN_COOKIE)] };
+    if (!login.pendingId || !pending) {
+      const back = new Response(null, {
+        status: 303,
+        headers: { location: login.returnTo ?? `${this.#basePath}/my/tokens`, ...NO_STORE },
+      });
+      return withCookies(back, cookies);
+    }
+    return await this.#afterLogin(session, login.pendingId, pending, cookies);
+  }
+
+  get #basePath(): string {
+    return new URL(this.deps.issuer).pathname.replace(/\/$/, "");
   }
 
   /** Consent if this client is new to the person, else the code straight away. */
@@ -206,7 +240,7 @@ export class LoginFlow {
       KEYS.consent(session.identity.subject, request.clientId),
     );
     if (consent && request.audience.every((uri) => consent.audience.includes(uri))) {
-      return withCookies(await this.#issueCode(request, session.identity), headers);
+      return withCookies(await this.#proceed(pendingId, pending, session.identity), headers);
     }
     await deps.store.set(
       KEYS.authorizeRequest(pendingId),
@@ -221,7 +255,7 @@ export class LoginFlow {
       services: request.audience.map((uri) => uri.slice(deps.issuer.length + 1)),
       requestId: pendingId,
       csrf: await deps.sso.csrfToken(session),
-      action: `${new URL(deps.issuer).pathname.replace(/\/$/, "")}/authorize/consent`,
+      action: `${this.#basePath}/authorize/consent`,
     });
     return withCookies(page, headers);
   }
@@ -241,7 +275,7 @@ export class LoginFlow {
       return await errorPage(403, "This form has expired", "Reload the page and try again.");
     }
     const pendingId = form.get("request") ?? "";
-    const pending = /^[A-Za-z0-9_-]{32}$/.test(pendingId)
+    const pending = PENDING_ID.test(pendingId)
       ? await deps.store.consume<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
       : undefined;
     if (
@@ -276,7 +310,79 @@ export class LoginFlow {
         grantedAt: deps.clock.now(),
       } satisfies ConsentRecord,
     );
-    return await this.#issueCode(authorization, session.identity);
+    return await this.#proceed(pendingId, pending, session.identity);
+  }
+
+  /**
+   * After consent: the code, unless a service the client will use acts as the person and
+   * lacks their credential; then the services page first, which continues at /oauth/complete.
+   */
+  async #proceed(
+    pendingId: string,
+    pending: PendingAuthorization,
+    identity: Identity,
+  ): Promise<Response> {
+    const { deps } = this;
+    const missing = await deps.credentialsMissing(pending.request.audience, identity.subject);
+    if (missing.length === 0) return await this.#issueCode(pending.request, identity);
+    await deps.store.set(
+      KEYS.authorizeRequest(pendingId),
+      { ...pending, subject: identity.subject, consented: true } satisfies PendingAuthorization,
+      pending.expiresAt,
+    );
+    return new Response(null, {
+      status: 303,
+      headers: {
+        location: `${this.#basePath}/oauth/services?request=${pendingId}`,
+        ...NO_STORE,
+      },
+    });
+  }
+
+  /** The consented authorization this person is connecting services for, if it is theirs. */
+  async awaitingServices(
+    session: SsoSession,
+    pendingId: string,
+  ): Promise<AwaitingServices | undefined> {
+    const pending = PENDING_ID.test(pendingId)
+      ? await this.deps.store.get<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
+      : undefined;
+    if (!this.#ownConsented(pending, session)) return undefined;
+    return {
+      id: pendingId,
+      clientName: pending!.request.clientName,
+      services: pending!.request.audience.map((uri) => uri.slice(this.deps.issuer.length + 1)),
+    };
+  }
+
+  /** GET /oauth/complete: issues the code the services page held back, to its own person. */
+  async complete(request: Request): Promise<Response> {
+    const { deps } = this;
+    const session = await deps.sso.fromRequest(request);
+    const pendingId = new URL(request.url).searchParams.get("request") ?? "";
+    if (!session) {
+      return await errorPage(401, "Your sign-in has expired", "Start again from your application.");
+    }
+    const current = PENDING_ID.test(pendingId)
+      ? await deps.store.get<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
+      : undefined;
+    // Checked before taking it, so someone else's request id cannot be used to spoil it.
+    const pending = this.#ownConsented(current, session)
+      ? await this.#takePending(pendingId)
+      : undefined;
+    if (!pending) {
+      return await errorPage(
+        400,
+        "This request has expired",
+        "It was already completed or took too long. Start again from your application.",
+      );
+    }
+    return await this.#issueCode(pending.request, session.identity);
+  }
+
+  #ownConsented(pending: PendingAuthorization | undefined, session: SsoSession): boolean {
+    return pending !== undefined && pending.consented === true &&
+      pending.subject === session.identity.subject && pending.expiresAt > this.deps.clock.now();
   }
 
   async #issueCode(request: AuthorizationRequest, identity: Identity): Promise<Response> {
@@ -309,7 +415,7 @@ export class LoginFlow {
     const session = await this.deps.sso.fromRequest(request);
     if (!session) return await signedOutPage({});
     const person = session.identity.email ?? session.identity.subject;
-    const action = `${new URL(this.deps.issuer).pathname.replace(/\/$/, "")}/logout`;
+    const action = `${this.#basePath}/logout`;
     return await signOutPage(person, await this.deps.sso.csrfToken(session), action);
   }
 

@@ -19,11 +19,17 @@ import type { DiscoveryCache } from "./cache.ts";
 import { Discovery, withTimeout } from "./discovery.ts";
 import { type ListKind, LISTS, page, unionCapabilities } from "./catalog.ts";
 import { MemberError, type MemberInit, MemberLink } from "./member.ts";
+import { credentialRpcError, supportsUrlElicitation } from "../credential_errors.ts";
 
 export interface AggregateOptions {
   server: AggregateServerConfig;
   members: BackendServerConfig[];
-  connect(member: BackendServerConfig): Backend;
+  connect(member: BackendServerConfig): Backend | Promise<Backend>;
+  /**
+   * Tells when the person's credential for a member changes in this process, so a member
+   * left out for want of one is tried again at once; returns how to stop listening.
+   */
+  watchCredentials?(listener: (member: string) => void): () => void;
   cache: DiscoveryCache;
   /** "*" when a member's lists are the same for everyone, else the person's id. */
   scopeOf(member: BackendServerConfig): string;
@@ -67,6 +73,9 @@ export class AggregateTransport implements Transport {
   #nextRelay = 1;
   #closed = false;
   readonly #stopListening: () => void;
+  readonly #stopWatching: () => void;
+  /** URL-mode elicitations handed to the client per member, completed when it is connected. */
+  readonly #elicitations = new Map<string, string[]>();
 
   constructor(options: AggregateOptions) {
     this.#options = options;
@@ -101,6 +110,51 @@ export class AggregateTransport implements Transport {
       const notices = new Set(kinds.map((kind) => CHANGED_NOTICE[kind as ListKind]));
       for (const notice of notices) this.#tellClient(notice);
     });
+    this.#stopWatching = options.watchCredentials?.((member) => this.#credentialChanged(member)) ??
+      (() => {});
+  }
+
+  /** The person set or connected a member's credential: try it again now, tell the client. */
+  #credentialChanged(member: string): void {
+    const link = this.#links.get(member);
+    if (!link || this.#closed) return;
+    for (const elicitationId of this.#elicitations.get(member) ?? []) {
+      this.#emit(
+        {
+          jsonrpc: "2.0",
+          method: "notifications/elicitation/complete",
+          params: { elicitationId },
+        } as JSONRPCMessage,
+      );
+    }
+    this.#elicitations.delete(member);
+    if (link.state === "down" && link.credentialError) {
+      link.downAt = 0;
+      for (const kind of Object.keys(LISTS) as ListKind[]) this.#discovery.forget(kind);
+      for (const notice of new Set(Object.values(CHANGED_NOTICE))) this.#tellClient(notice);
+    }
+  }
+
+  /** Why a member cannot be used now, as the error its calls get. */
+  #unavailable(link: MemberLink, suffix = ""): MemberError {
+    if (link.credentialError) {
+      const body = credentialRpcError(
+        link.credentialError,
+        supportsUrlElicitation(this.#init?.capabilities),
+      );
+      const elicitations = (body.data as { elicitations?: { elicitationId: string }[] })
+        ?.elicitations;
+      if (elicitations) {
+        const ids = this.#elicitations.get(link.name) ?? [];
+        ids.push(...elicitations.map((e) => e.elicitationId));
+        this.#elicitations.set(link.name, ids.slice(-10));
+      }
+      return new MemberError(body.code, body.message, body.data);
+    }
+    return new MemberError(
+      RpcErrorCode.internalError,
+      `the member "${link.name}" is unavailable: ${link.downReason}${suffix}`,
+    );
   }
 
   start(): Promise<void> {
@@ -130,6 +184,7 @@ export class AggregateTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopListening();
+    this.#stopWatching();
     await Promise.all([...this.#links.values()].map((link) => link.close()));
     this.onclose?.();
   }
@@ -214,10 +269,7 @@ export class AggregateTransport implements Transport {
   async #ensure(link: MemberLink): Promise<void> {
     if (link.state === "ready") return;
     if (link.state === "down" && this.#options.now() - link.downAt < this.#options.retryAfterMs) {
-      throw new MemberError(
-        RpcErrorCode.internalError,
-        `the member "${link.name}" is unavailable: ${link.downReason}`,
-      );
+      throw this.#unavailable(link);
     }
     const wasDown = link.state === "down";
     const init = this.#init ?? {
@@ -225,11 +277,15 @@ export class AggregateTransport implements Transport {
       capabilities: {},
       clientInfo: { name: "gatehouse", version: VERSION },
     };
-    await withTimeout(
-      link.connect(init, this.#options.discoveryTimeoutMs),
-      this.#options.discoveryTimeoutMs,
-      `connecting to ${link.name}`,
-    );
+    try {
+      await withTimeout(
+        link.connect(init, this.#options.discoveryTimeoutMs),
+        this.#options.discoveryTimeoutMs,
+        `connecting to ${link.name}`,
+      );
+    } catch (error) {
+      throw link.credentialError ? this.#unavailable(link) : error;
+    }
     if (wasDown) {
       this.#options.logger.info("aggregate member is back", { member: link.name });
       this.#options.cache.invalidate(link.name, Object.keys(LISTS));
@@ -264,10 +320,7 @@ export class AggregateTransport implements Transport {
         name.startsWith(`${link.name}${this.#options.server.delimiter}`)
       );
       if (owner && owner.state === "down") {
-        throw new MemberError(
-          RpcErrorCode.internalError,
-          `the member "${owner.name}" is unavailable: ${owner.downReason}; it is retried shortly`,
-        );
+        throw this.#unavailable(owner, "; it is retried shortly");
       }
       const leftOut = owner && this.#discovery.leftOut.get(owner.name);
       if (leftOut) {

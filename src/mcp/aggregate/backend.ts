@@ -1,6 +1,11 @@
 /** Builds an aggregate's "backend" for one client session: member links over one shared cache. */
 import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
-import { type Backend, type BackendOptions, createBackend } from "../backends/connect.ts";
+import {
+  type Backend,
+  type BackendOptions,
+  connectBackend,
+  type PersonTokens,
+} from "../backends/connect.ts";
 import type { PlaceholderValues } from "../backends/placeholders.ts";
 import { AggregateTransport } from "./aggregate.ts";
 import type { DiscoveryCache } from "./cache.ts";
@@ -25,12 +30,18 @@ export function createAggregateBackend(
   server: AggregateServerConfig,
   members: BackendServerConfig[],
   user: PlaceholderValues,
-  options: BackendOptions & { cache: DiscoveryCache; requestTimeoutMs: number; now: () => number },
+  options: BackendOptions & {
+    cache: DiscoveryCache;
+    requestTimeoutMs: number;
+    now: () => number;
+    tokens?: PersonTokens;
+  },
 ): Backend {
   const transport = new AggregateTransport({
     server,
     members,
-    connect: (member) => createBackend(member, user, options),
+    connect: (member) => connectBackend(member, user, options, options.tokens),
+    watchCredentials: options.tokens?.watch,
     cache: options.cache,
     scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
     discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),

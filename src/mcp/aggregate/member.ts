@@ -5,6 +5,7 @@
  */
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
+import { CredentialRequiredError } from "../../core/credential_required.ts";
 import type { Backend } from "../backends/connect.ts";
 import { classify, type RequestId } from "../jsonrpc.ts";
 
@@ -50,6 +51,8 @@ export class MemberLink {
   state: MemberState = "idle";
   info?: MemberInfo;
   downReason?: string;
+  /** Set when the member is down because the person has no usable credential for it. */
+  credentialError?: CredentialRequiredError;
   downAt = 0;
   #backend?: Backend;
   #nextId = 1;
@@ -59,7 +62,7 @@ export class MemberLink {
   constructor(
     readonly name: string,
     private readonly options: {
-      connect(): Backend;
+      connect(): Backend | Promise<Backend>;
       now: () => number;
       handlers: MemberHandlers;
       logger: Logger;
@@ -77,7 +80,15 @@ export class MemberLink {
 
   async #connect(init: MemberInit, timeoutMs: number): Promise<void> {
     this.state = "connecting";
-    const backend = this.options.connect();
+    let backend: Backend;
+    try {
+      backend = await this.options.connect();
+    } catch (error) {
+      this.credentialError = error instanceof CredentialRequiredError ? error : undefined;
+      this.#markDown((error as Error).message);
+      throw error;
+    }
+    this.credentialError = undefined;
     this.#backend = backend;
     backend.transport.onmessage = (message) => this.#receive(message);
     backend.transport.onerror = (error) => {

@@ -22,10 +22,42 @@ export interface Backend {
   close(): Promise<void>;
 }
 
+/** The person's current service token, looked up again for each HTTP request. */
+export type TokenSource = () => Promise<string>;
+
+/** One person's credentials, as backends of their sessions see them. */
+export interface PersonTokens {
+  /** The current token for a server; throws `CredentialRequiredError` when there is none. */
+  tokenFor(server: string): Promise<string>;
+  /** Calls back when one of this person's credentials changes in this process. */
+  watch(listener: (server: string) => void): () => void;
+}
+
+/**
+ * A backend for this person: a server that acts as them gets their credential as
+ * `{{user.token}}` (throwing `CredentialRequiredError` before anything starts without one).
+ */
+export async function connectBackend(
+  server: BackendServerConfig,
+  user: PlaceholderValues,
+  options: BackendOptions,
+  tokens?: PersonTokens,
+): Promise<Backend> {
+  if (!server.userToken || !tokens) return createBackend(server, user, options);
+  const source = () => tokens.tokenFor(server.name);
+  return createBackend(server, { ...user, "user.token": await source() }, options, source);
+}
+
+/**
+ * `user` holds the values at session start; with `token`, the headers that carry
+ * `{{user.token}}` are filled again on every request, so an HTTP backend always gets the
+ * person's current token (refreshed, or refused once they delete it).
+ */
 export function createBackend(
   server: BackendServerConfig,
   user: PlaceholderValues,
   options: BackendOptions,
+  token?: TokenSource,
 ): Backend {
   if (server.transport === "stdio") {
     const transport = new StdioBackend({
@@ -43,16 +75,36 @@ export function createBackend(
   }
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
+  const fetch = token ? freshTokenFetch(server.headers, user, token) : undefined;
   if (server.transport === "sse") {
-    const transport = new SSEClientTransport(url, { requestInit });
+    const transport = new SSEClientTransport(url, { requestInit, fetch });
     return { transport, close: () => transport.close().catch(() => {}) };
   }
-  const transport = new StreamableHTTPClientTransport(url, { requestInit });
+  const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
   return {
     transport,
     close: async () => {
       if (transport.sessionId) await transport.terminateSession().catch(() => {});
       await transport.close().catch(() => {});
     },
+  };
+}
+
+const TOKEN_PLACEHOLDER = /\{\{\s*user\.token\s*\}\}/;
+
+/** A fetch that sets the token-bearing headers from the person's current token. */
+function freshTokenFetch(
+  headers: Record<string, string>,
+  user: PlaceholderValues,
+  token: TokenSource,
+): typeof globalThis.fetch {
+  const templated = Object.entries(headers).filter(([, text]) => TOKEN_PLACEHOLDER.test(text));
+  return async (input, init) => {
+    const current = await token();
+    const merged = new Headers(init?.headers);
+    for (const [name, text] of templated) {
+      merged.set(name, fillPlaceholders(text, { ...user, "user.token": current }));
+    }
+    return await globalThis.fetch(input, { ...init, headers: merged });
   };
 }

@@ -6,7 +6,10 @@ import type { Logger } from "../../observability/logger.ts";
 import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
 import { SessionLimitError, type SessionRegistry } from "../sessions.ts";
-import { httpError, rpcError } from "./http_util.ts";
+import { CredentialRequiredError } from "../../core/credential_required.ts";
+import { credentialRpcError, supportsUrlElicitation } from "../credential_errors.ts";
+import { errorResponse } from "../jsonrpc.ts";
+import { httpError, jsonResponse, rpcError } from "./http_util.ts";
 
 export interface FrontContext {
   server: ServerConfig;
@@ -39,12 +42,20 @@ export function findOwnSession(ctx: FrontContext, rawId: string | null): Session
 export async function openSessionOrAnswer(
   ctx: FrontContext,
   requestId?: RequestId,
+  clientCapabilities?: unknown,
 ): Promise<Session | Response> {
   try {
     return await ctx.sessions.open(ctx.server, ctx.principal);
   } catch (error) {
     if (error instanceof SessionLimitError) {
       return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
+    }
+    if (error instanceof CredentialRequiredError) {
+      // The request was fine; the person has something to do first. A JSON-RPC answer
+      // reaches the person through their client; without a request, an HTTP refusal.
+      if (requestId === undefined) return httpError(403, "credential_required", error.message);
+      const body = credentialRpcError(error, supportsUrlElicitation(clientCapabilities));
+      return jsonResponse(errorResponse(requestId, body.code, body.message, body.data), 200);
     }
     ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
     const message = `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`;

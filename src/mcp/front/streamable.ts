@@ -82,7 +82,11 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
 }
 
 async function initialize(message: RpcRequest, request: Request, ctx: FrontContext) {
-  const session = await openSessionOrAnswer(ctx, message.id);
+  const session = await openSessionOrAnswer(
+    ctx,
+    message.id,
+    (message.params as { capabilities?: unknown } | undefined)?.capabilities,
+  );
   if (session instanceof Response) return session;
 
   session.attach(new StreamableChannel());

@@ -1,0 +1,227 @@
+/**
+ * Gatehouse as an OAuth client of a service (Linear, GitHub, …) on a person's behalf, through
+ * oauth4webapi: the authorization URL with PKCE and state, the code exchange, refresh, and
+ * RFC 7009 revocation. Endpoints come from the service's metadata (RFC 8414, else OIDC
+ * discovery) or from the configured URLs.
+ */
+import * as oauth from "oauth4webapi";
+import type { OAuthUserToken, TokenAuthMethod } from "../config/types.ts";
+
+/** Calls to a service's OAuth server give up after this long. */
+const SERVICE_TIMEOUT_MS = 10_000;
+/** Discovered metadata is reused this long. */
+const DISCOVERY_TTL_MS = 60 * 60_000;
+
+export interface ServiceTokens {
+  accessToken: string;
+  refreshToken?: string;
+  /** Epoch ms, when the service gave `expires_in`. */
+  expiresAt?: number;
+  scope?: string;
+}
+
+/**
+ * `refused`: the service answered with an OAuth error (the grant is gone: reconnect);
+ * `unreachable`: no answer, try again later; `invalid_response`: an answer we cannot accept.
+ */
+export class ServiceOAuthError extends Error {
+  constructor(
+    readonly code: "refused" | "unreachable" | "invalid_response",
+    message: string,
+  ) {
+    super(message);
+    this.name = "ServiceOAuthError";
+  }
+}
+
+export interface ServiceOAuthClient {
+  authorizationUrl(start: { state: string; codeChallenge: string; redirectUri: string }): Promise<
+    URL
+  >;
+  /** Checks the callback (state, error, issuer) and exchanges its code. */
+  exchange(finish: {
+    callbackUrl: URL;
+    state: string;
+    codeVerifier: string;
+    redirectUri: string;
+  }): Promise<ServiceTokens>;
+  refresh(refreshToken: string): Promise<ServiceTokens>;
+  /** Revokes a token at the service; false when the service offers no revocation. */
+  revoke(token: string, hint: "access_token" | "refresh_token"): Promise<boolean>;
+}
+
+function isLoopbackHttp(url: URL): boolean {
+  return url.protocol === "http:" &&
+    ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+}
+
+export function createServiceOAuthClient(
+  config: OAuthUserToken,
+  now: () => number,
+): ServiceOAuthClient {
+  const client: oauth.Client = { client_id: config.clientId };
+  const anyUrl = new URL(config.issuer ?? config.authorizationUrl!);
+  // Plain http only for a service on this machine (tests, local development).
+  const httpOptions = () => ({
+    [oauth.allowInsecureRequests]: isLoopbackHttp(anyUrl),
+    signal: AbortSignal.timeout(SERVICE_TIMEOUT_MS),
+  });
+  let discovered: { server: oauth.AuthorizationServer; at: number } | undefined;
+
+  async function server(): Promise<oauth.AuthorizationServer> {
+    if (!config.issuer) {
+      return {
+        issuer: new URL(config.authorizationUrl!).origin,
+        authorization_endpoint: config.authorizationUrl,
+        token_endpoint: config.tokenUrl,
+        revocation_endpoint: config.revocationUrl,
+      };
+    }
+    if (discovered && now() - discovered.at < DISCOVERY_TTL_MS) return discovered.server;
+    const issuer = new URL(config.issuer);
+    let lastError: unknown;
+    for (const algorithm of ["oauth2", "oidc"] as const) {
+      try {
+        const response = await oauth.discoveryRequest(issuer, { algorithm, ...httpOptions() });
+        const metadata = await oauth.processDiscoveryResponse(issuer, response);
+        const merged = {
+          ...metadata,
+          revocation_endpoint: config.revocationUrl ?? metadata.revocation_endpoint,
+        };
+        discovered = { server: merged, at: now() };
+        return merged;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw new ServiceOAuthError(
+      "unreachable",
+      `the OAuth metadata of ${issuer.href} could not be read: ${(lastError as Error).message}`,
+    );
+  }
+
+  function clientAuth(as: oauth.AuthorizationServer): oauth.ClientAuth {
+    const method = config.tokenAuthMethod ?? chooseAuthMethod(config, as);
+    const secret = config.clientSecret?.reveal() ?? "";
+    if (method === "client_secret_basic") return oauth.ClientSecretBasic(secret);
+    if (method === "client_secret_post") return oauth.ClientSecretPost(secret);
+    return oauth.None();
+  }
+
+  function tokens(result: oauth.TokenEndpointResponse): ServiceTokens {
+    return {
+      accessToken: result.access_token,
+      refreshToken: result.refresh_token,
+      expiresAt: typeof result.expires_in === "number"
+        ? now() + result.expires_in * 1000
+        : undefined,
+      scope: result.scope,
+    };
+  }
+
+  return {
+    async authorizationUrl(start) {
+      const as = await server();
+      if (!as.authorization_endpoint) {
+        throw new ServiceOAuthError(
+          "invalid_response",
+          "the service has no authorization endpoint",
+        );
+      }
+      const url = new URL(as.authorization_endpoint);
+      url.searchParams.set("client_id", config.clientId);
+      url.searchParams.set("redirect_uri", start.redirectUri);
+      url.searchParams.set("response_type", "code");
+      if (config.scopes.length) url.searchParams.set("scope", config.scopes.join(" "));
+      url.searchParams.set("state", start.state);
+      url.searchParams.set("code_challenge", start.codeChallenge);
+      url.searchParams.set("code_challenge_method", "S256");
+      return url;
+    },
+
+    async exchange(finish) {
+      const as = await server();
+      let params: URLSearchParams;
+      try {
+        params = oauth.validateAuthResponse(as, client, finish.callbackUrl, finish.state);
+      } catch (error) {
+        throw asServiceError(error, "the service refused the connection");
+      }
+      return await call(async () => {
+        const response = await oauth.authorizationCodeGrantRequest(
+          as,
+          client,
+          clientAuth(as),
+          params,
+          finish.redirectUri,
+          finish.codeVerifier,
+          httpOptions(),
+        );
+        return tokens(await oauth.processAuthorizationCodeResponse(as, client, response));
+      }, "the code exchange failed");
+    },
+
+    async refresh(refreshToken) {
+      const as = await server();
+      return await call(async () => {
+        const response = await oauth.refreshTokenGrantRequest(
+          as,
+          client,
+          clientAuth(as),
+          refreshToken,
+          httpOptions(),
+        );
+        return tokens(await oauth.processRefreshTokenResponse(as, client, response));
+      }, "the refresh failed");
+    },
+
+    async revoke(token, hint) {
+      const as = await server();
+      if (!as.revocation_endpoint) return false;
+      return await call(async () => {
+        const response = await oauth.revocationRequest(as, client, clientAuth(as), token, {
+          ...httpOptions(),
+          additionalParameters: { token_type_hint: hint },
+        });
+        await oauth.processRevocationResponse(response);
+        return true;
+      }, "the revocation failed");
+    },
+  };
+}
+
+/** Secretless clients use none; else basic when the service lists it (RFC 6749's default), else post. */
+function chooseAuthMethod(config: OAuthUserToken, as: oauth.AuthorizationServer): TokenAuthMethod {
+  if (!config.clientSecret) return "none";
+  const supported = as.token_endpoint_auth_methods_supported;
+  if (supported?.includes("client_secret_basic")) return "client_secret_basic";
+  return "client_secret_post";
+}
+
+async function call<T>(work: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asServiceError(error, what);
+  }
+}
+
+function asServiceError(error: unknown, what: string): ServiceOAuthError {
+  if (error instanceof ServiceOAuthError) return error;
+  if (
+    error instanceof oauth.ResponseBodyError || error instanceof oauth.AuthorizationResponseError
+  ) {
+    const detail = error.error_description
+      ? `${error.error}: ${error.error_description}`
+      : error.error;
+    return new ServiceOAuthError("refused", `${what}: ${detail}`);
+  }
+  const cause = error as Error;
+  if (cause.name === "TimeoutError" || cause instanceof TypeError) {
+    return new ServiceOAuthError(
+      "unreachable",
+      `${what}: the service did not answer (${cause.message})`,
+    );
+  }
+  return new ServiceOAuthError("invalid_response", `${what}: ${cause.message}`);
+}

@@ -1,0 +1,429 @@
+/**
+ * People's own credentials for the services that act as them: what state each is in, the
+ * current token for a session (refreshed shortly before it expires, once per person and
+ * service however many sessions ask), manual tokens, and connecting or disconnecting a
+ * service account over OAuth. Tokens live in the vault; this module never logs one.
+ */
+import type { ServerConfig, UserTokenConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
+import { CredentialRequiredError } from "../core/credential_required.ts";
+import { sha256Base64Url } from "../crypto/base64url.ts";
+import { s256Challenge } from "../crypto/pkce.ts";
+import { randomBase64Url } from "../crypto/random.ts";
+import type { Logger } from "../observability/logger.ts";
+import { KEYS } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+import { type ServiceOAuthClient, ServiceOAuthError, type ServiceTokens } from "./service_oauth.ts";
+import { type CredentialVault, type StoredCredential, UNREADABLE } from "./vault.ts";
+
+/** A token expiring sooner than this is refreshed before it is handed out. */
+export const REFRESH_MARGIN_MS = 60_000;
+/** Tokens handed out are remembered this long, so a busy session reads the vault rarely. */
+const CACHE_MS = 5_000;
+const CACHE_LIMIT = 10_000;
+/** Longest manual token accepted. */
+export const MAX_TOKEN_BYTES = 8 * 1024;
+/** How long a person has to finish connecting a service account. */
+const CONNECT_TTL_MS = 10 * 60_000;
+
+/** What a person sees for one service on /my/tokens. */
+export type CredentialStatus =
+  | { state: "missing" }
+  | {
+    state: "connected";
+    source: "oauth" | "manual";
+    updatedAt: number;
+    /** The last characters of a manual token, when it is long enough to show them safely. */
+    ending?: string;
+  }
+  | { state: "reconnect"; reason: string };
+
+/** A service whose backend acts as the person. */
+export interface CredentialService {
+  name: string;
+  userToken: UserTokenConfig;
+}
+
+/** Why a pasted token was refused; the page shows a sentence for each. */
+export class TokenInputError extends Error {
+  constructor(readonly code: "empty" | "too_long" | "invalid_characters" | "pattern") {
+    super(code);
+    this.name = "TokenInputError";
+  }
+}
+
+/** Where a finished connection sends the person, opaque to this module. */
+export interface PendingConnect {
+  user: string;
+  service: string;
+  /** Hash of the SSO session that started it: only that browser session may finish it. */
+  sessionHash: string;
+  codeVerifier: string;
+  next: string;
+  expiresAt: number;
+}
+
+export interface UserCredentialsDeps {
+  baseUrl: string;
+  servers: Map<string, ServerConfig>;
+  vault: CredentialVault;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** The OAuth client of each `kind: oauth` service. */
+  oauthClients: Map<string, ServiceOAuthClient>;
+}
+
+interface CachedToken {
+  token: string;
+  expiresAt?: number;
+  checkedAt: number;
+}
+
+type ChangeListener = (user: string, service: string) => void;
+
+export class UserCredentials {
+  readonly #cache = new Map<string, CachedToken>();
+  readonly #refreshing = new Map<string, Promise<string>>();
+  readonly #listeners = new Set<ChangeListener>();
+
+  constructor(private readonly deps: UserCredentialsDeps) {}
+
+  /** Every service that needs a person's credential, in configuration order. */
+  services(): CredentialService[] {
+    return [...this.deps.servers.values()].flatMap((server) =>
+      server.userToken ? [{ name: server.name, userToken: server.userToken }] : []
+    );
+  }
+
+  service(name: string): CredentialService | undefined {
+    const server = this.deps.servers.get(name);
+    return server?.userToken ? { name, userToken: server.userToken } : undefined;
+  }
+
+  /** The services these servers use that need a person's credential (aggregates: members). */
+  neededBy(serverNames: string[]): CredentialService[] {
+    const names = new Set<string>();
+    for (const name of serverNames) {
+      const server = this.deps.servers.get(name);
+      if (!server) continue;
+      for (const used of server.transport === "aggregate" ? server.members : [name]) {
+        if (this.deps.servers.get(used)?.userToken) names.add(used);
+      }
+    }
+    return [...names].map((name) => this.service(name)!);
+  }
+
+  /** Of the services these servers use, those the person has no usable credential for. */
+  async missingFor(serverNames: string[], user: string): Promise<string[]> {
+    const missing: string[] = [];
+    for (const { name } of this.neededBy(serverNames)) {
+      if ((await this.status(user, name)).state !== "connected") missing.push(name);
+    }
+    return missing;
+  }
+
+  /** The page where the person manages this service's credential. */
+  pageUrl(service: string): string {
+    return `${this.deps.baseUrl}/my/tokens?service=${encodeURIComponent(service)}`;
+  }
+
+  /** Called after a credential of a person changes in this process (set, connect, delete). */
+  onChange(listener: ChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async status(user: string, service: string): Promise<CredentialStatus> {
+    const stored = await this.deps.vault.get(user, service);
+    if (stored === undefined) return { state: "missing" };
+    if (stored === UNREADABLE) {
+      return { state: "reconnect", reason: "the stored credential can no longer be read" };
+    }
+    if (stored.needsReconnect) return { state: "reconnect", reason: stored.needsReconnect };
+    return {
+      state: "connected",
+      source: stored.source,
+      updatedAt: stored.updatedAt,
+      ending: stored.source === "manual" && stored.accessToken.length >= 20
+        ? stored.accessToken.slice(-4)
+        : undefined,
+    };
+  }
+
+  /**
+   * The person's current token for a service, refreshed first when it is close to expiry.
+   * Throws `CredentialRequiredError` (naming the page to visit) when there is none to use.
+   */
+  async tokenFor(user: string, service: string): Promise<string> {
+    const key = cacheKey(user, service);
+    const now = this.deps.clock.now();
+    const cached = this.#cache.get(key);
+    if (cached && now - cached.checkedAt < CACHE_MS && !this.#expiring(cached.expiresAt, now)) {
+      return cached.token;
+    }
+    const stored = await this.deps.vault.get(user, service);
+    const credential = this.#usable(stored, service);
+    let token = credential.accessToken;
+    if (credential.source === "oauth" && this.#expiring(credential.expiresAt, now)) {
+      token = await this.#refreshOnce(user, service, credential);
+      return token;
+    }
+    this.#remember(key, { token, expiresAt: credential.expiresAt, checkedAt: now });
+    return token;
+  }
+
+  /** Stores a pasted token after checking it; throws `TokenInputError` with the reason. */
+  async setManual(user: string, service: string, raw: string): Promise<void> {
+    const spec = this.service(service)?.userToken;
+    if (!spec || spec.kind !== "manual") throw new Error(`${service} takes no manual token`);
+    const token = raw.trim();
+    if (!token) throw new TokenInputError("empty");
+    if (new TextEncoder().encode(token).length > MAX_TOKEN_BYTES) {
+      throw new TokenInputError("too_long");
+    }
+    // It travels in headers and environment variables: no spaces or control characters.
+    if (!/^[\x21-\x7e]+$/.test(token)) throw new TokenInputError("invalid_characters");
+    if (spec.pattern && !new RegExp(spec.pattern).test(token)) {
+      throw new TokenInputError("pattern");
+    }
+    await this.#store(user, service, {
+      source: "manual",
+      accessToken: token,
+      updatedAt: this.deps.clock.now(),
+    });
+  }
+
+  /**
+   * Forgets the person's credential for a service. A connected OAuth account is revoked at the
+   * service first, when it offers revocation: the result says whether that happened.
+   */
+  async remove(user: string, service: string): Promise<"revoked" | "not_offered" | "failed"> {
+    const stored = await this.deps.vault.get(user, service);
+    let outcome: "revoked" | "not_offered" | "failed" = "not_offered";
+    const client = this.deps.oauthClients.get(service);
+    if (client && stored && stored !== UNREADABLE && stored.source === "oauth") {
+      try {
+        // Revoking the refresh token ends the grant at most services; the access token too.
+        const revoked = stored.refreshToken
+          ? await client.revoke(stored.refreshToken, "refresh_token")
+          : await client.revoke(stored.accessToken, "access_token");
+        if (revoked && stored.refreshToken) {
+          await client.revoke(stored.accessToken, "access_token").catch(() => {});
+        }
+        outcome = revoked ? "revoked" : "not_offered";
+      } catch (error) {
+        this.deps.logger.warn("revocation at the service failed", {
+          service,
+          user,
+          reason: (error as Error).message,
+        });
+        outcome = "failed";
+      }
+    }
+    await this.deps.vault.delete(user, service);
+    this.#changed(user, service);
+    return outcome;
+  }
+
+  /** The service's authorization URL for this person; the state is bound to their SSO session. */
+  async beginConnect(
+    options: { user: string; service: string; sessionHash: string; next: string },
+  ): Promise<URL> {
+    const client = this.#client(options.service);
+    const state = randomBase64Url(24);
+    const codeVerifier = randomBase64Url(48);
+    const pending: PendingConnect = {
+      ...options,
+      codeVerifier,
+      expiresAt: this.deps.clock.now() + CONNECT_TTL_MS,
+    };
+    await this.deps.store.set(
+      KEYS.serviceConnect(await sha256Base64Url(state)),
+      pending,
+      pending.expiresAt,
+    );
+    return await client.authorizationUrl({
+      state,
+      codeChallenge: await s256Challenge(codeVerifier),
+      redirectUri: this.callbackUri(options.service),
+    });
+  }
+
+  /** The pending connection a callback's state names, taken (it can be finished once). */
+  async takeConnect(state: string): Promise<PendingConnect | undefined> {
+    const pending = await this.deps.store.consume<PendingConnect>(
+      KEYS.serviceConnect(await sha256Base64Url(state)),
+    );
+    return pending && pending.expiresAt > this.deps.clock.now() ? pending : undefined;
+  }
+
+  /** Exchanges the callback's code and stores the tokens; throws `ServiceOAuthError`. */
+  async finishConnect(pending: PendingConnect, callbackUrl: URL, state: string): Promise<void> {
+    const tokens = await this.#client(pending.service).exchange({
+      callbackUrl,
+      state,
+      codeVerifier: pending.codeVerifier,
+      redirectUri: this.callbackUri(pending.service),
+    });
+    await this.#store(pending.user, pending.service, {
+      source: "oauth",
+      ...tokens,
+      updatedAt: this.deps.clock.now(),
+    });
+    this.deps.logger.info("service connected", { service: pending.service, user: pending.user });
+  }
+
+  /** Where the service sends the person back; register it at the service. */
+  callbackUri(service: string): string {
+    return `${this.deps.baseUrl}/oauth/callback/${service}`;
+  }
+
+  #client(service: string): ServiceOAuthClient {
+    const client = this.deps.oauthClients.get(service);
+    if (!client) throw new Error(`${service} is not connected over OAuth`);
+    return client;
+  }
+
+  async #store(user: string, service: string, credential: StoredCredential): Promise<void> {
+    await this.deps.vault.put(user, service, credential);
+    this.#changed(user, service);
+  }
+
+  #changed(user: string, service: string): void {
+    this.#cache.delete(cacheKey(user, service));
+    for (const listener of this.#listeners) {
+      try {
+        listener(user, service);
+      } catch (error) {
+        this.deps.logger.warn("credential change listener failed", { error });
+      }
+    }
+  }
+
+  #expiring(expiresAt: number | undefined, now: number): boolean {
+    return expiresAt !== undefined && expiresAt - now < REFRESH_MARGIN_MS;
+  }
+
+  #usable(
+    stored: StoredCredential | typeof UNREADABLE | undefined,
+    service: string,
+  ): StoredCredential {
+    const name = this.service(service)?.userToken.displayName ?? service;
+    const page = this.pageUrl(service);
+    if (stored === undefined) {
+      const verb = this.service(service)?.userToken.kind === "oauth" ? "connect" : "add";
+      throw new CredentialRequiredError(
+        service,
+        page,
+        `${name} needs your own credential and Gatehouse has none for you: ${verb} it at ${page}, then try again`,
+      );
+    }
+    if (stored === UNREADABLE) {
+      throw new CredentialRequiredError(
+        service,
+        page,
+        `your stored ${name} credential can no longer be read (the gateway's secret changed): set it again at ${page}`,
+      );
+    }
+    if (stored.needsReconnect) {
+      throw new CredentialRequiredError(
+        service,
+        page,
+        `your ${name} connection has to be renewed (${stored.needsReconnect}): reconnect at ${page}`,
+      );
+    }
+    return stored;
+  }
+
+  /** One refresh per person and service at a time; concurrent callers share its outcome. */
+  #refreshOnce(user: string, service: string, credential: StoredCredential): Promise<string> {
+    const key = cacheKey(user, service);
+    let running = this.#refreshing.get(key);
+    if (!running) {
+      running = this.#refresh(user, service, credential).finally(() => {
+        this.#refreshing.delete(key);
+      });
+      this.#refreshing.set(key, running);
+    }
+    return running;
+  }
+
+  async #refresh(user: string, service: string, credential: StoredCredential): Promise<string> {
+    const { clock, logger, vault } = this.deps;
+    const name = this.service(service)?.userToken.displayName ?? service;
+    const page = this.pageUrl(service);
+    const expired = credential.expiresAt !== undefined && credential.expiresAt <= clock.now();
+    if (!credential.refreshToken) {
+      // Nothing to refresh with: usable until it expires, then the person reconnects.
+      if (!expired) return credential.accessToken;
+      return await this.#needsReconnect(user, service, credential, "the access token expired");
+    }
+    let tokens: ServiceTokens;
+    try {
+      tokens = await this.#client(service).refresh(credential.refreshToken);
+    } catch (error) {
+      const cause = error as ServiceOAuthError;
+      // Another replica may have rotated the refresh token first: use what it stored.
+      const now = await vault.get(user, service);
+      if (now && now !== UNREADABLE && now.updatedAt !== credential.updatedAt) {
+        return this.#usable(now, service).accessToken;
+      }
+      logger.warn("service token refresh failed", { service, user, reason: cause.message });
+      if (cause instanceof ServiceOAuthError && cause.code === "refused") {
+        return await this.#needsReconnect(
+          user,
+          service,
+          credential,
+          "the service refused to refresh it",
+        );
+      }
+      if (!expired) return credential.accessToken;
+      throw new CredentialRequiredError(
+        service,
+        page,
+        `your ${name} token expired and could not be refreshed (${cause.message}); try again shortly, or reconnect at ${page}`,
+      );
+    }
+    const updated: StoredCredential = {
+      source: "oauth",
+      accessToken: tokens.accessToken,
+      // Services that do not rotate refresh tokens answer without one: keep the old.
+      refreshToken: tokens.refreshToken ?? credential.refreshToken,
+      expiresAt: tokens.expiresAt,
+      scope: tokens.scope ?? credential.scope,
+      updatedAt: clock.now(),
+    };
+    await vault.put(user, service, updated);
+    this.#remember(cacheKey(user, service), {
+      token: updated.accessToken,
+      expiresAt: updated.expiresAt,
+      checkedAt: clock.now(),
+    });
+    logger.info("service token refreshed", { service, user });
+    return updated.accessToken;
+  }
+
+  async #needsReconnect(
+    user: string,
+    service: string,
+    credential: StoredCredential,
+    reason: string,
+  ): Promise<never> {
+    const marked = { ...credential, needsReconnect: reason, updatedAt: this.deps.clock.now() };
+    await this.deps.vault.put(user, service, marked);
+    this.#cache.delete(cacheKey(user, service));
+    return this.#usable(marked, service) as never;
+  }
+
+  #remember(key: string, entry: CachedToken): void {
+    if (this.#cache.size >= CACHE_LIMIT) {
+      this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    this.#cache.set(key, entry);
+  }
+}
+
+function cacheKey(user: string, service: string): string {
+  return `${service}\0${user}`;
+}
