@@ -21,6 +21,7 @@ import { GrantStore } from "./oauth/grants.ts";
 import { resolveResource, serviceUri } from "./oauth/services.ts";
 import { TokenVerifier } from "./oauth/token_verifier.ts";
 import { cookiePolicy } from "./web/cookies.ts";
+import { CredentialFlow } from "./web/credential_flow.ts";
 import { LoginFlow } from "./web/login_flow.ts";
 import { SsoSessions } from "./web/sso.ts";
 import type { ServerName } from "./core/ids.ts";
@@ -178,6 +179,7 @@ async function createAuthServer(
       issuer,
       clients,
       loginFlow,
+      credentialFlow: new CredentialFlow({ issuer, sso, credentials, loginFlow, logger }),
       tokenDeps: { clients, grants, accessTokens, checkAccess: access, resolveResource: resolve },
     },
     verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),

@@ -12,6 +12,7 @@ import { NO_STORE, OAuthError, oauthErrorJson } from "../oauth/errors.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../oauth/metadata.ts";
 import { handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { CredentialFlow } from "../web/credential_flow.ts";
 import type { LoginFlow } from "../web/login_flow.ts";
 import { BodyTooLargeError, readBodyLimited } from "../mcp/front/http_util.ts";
 import type { GatewayEnv } from "./middleware.ts";
@@ -20,6 +21,7 @@ export interface AuthServer {
   issuer: string;
   clients: ClientDirectory;
   loginFlow: LoginFlow;
+  credentialFlow: CredentialFlow;
   tokenDeps: TokenDeps;
 }
 
@@ -205,7 +207,7 @@ export function registerOAuthRoutes(
 }
 
 /** A browser form; an unreadable one becomes an empty form, which every check then refuses. */
-async function browserForm(request: Request): Promise<URLSearchParams> {
+export async function browserForm(request: Request): Promise<URLSearchParams> {
   try {
     return await readForm(request);
   } catch {

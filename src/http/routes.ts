@@ -19,6 +19,7 @@ import type { ServerAuthenticator } from "./bearer.ts";
 import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middleware.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
 import { type AuthServer, registerOAuthRoutes } from "./oauth_routes.ts";
+import { registerCredentialRoutes } from "./web_routes.ts";
 import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
 
 export interface RouteDeps {
@@ -132,6 +133,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   };
 
   registerOAuthRoutes(root, app, config, deps.authServer, logger);
+  registerCredentialRoutes(app, deps.authServer);
 
   app.post("/:server/mcp", mcp(handleStreamablePost));
   app.get("/:server/mcp", mcp(handleStreamableGet));

@@ -39,12 +39,31 @@ button:focus-visible, .button:focus-visible, a:focus-visible, input:focus-visibl
 .notice.ok { border-color: var(--ok); background: color-mix(in srgb, var(--ok) 8%, transparent); }
 a { color: var(--accent); }
 form.inline { display: inline; }
+header nav { display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
+h2 { font-size: 1.12rem; margin: 0; }
+.service { border-top: 1px solid var(--line); padding: 22px 0 4px; }
+.service:first-of-type { border-top: 0; padding-top: 4px; }
+.service-head { display: flex; justify-content: space-between; align-items: baseline; gap: 12px;
+  flex-wrap: wrap; margin-bottom: 6px; }
+.badge { font-size: .85rem; font-weight: 600; padding: 1px 10px; border-radius: 999px;
+  border: 1px solid currentColor; white-space: nowrap; }
+.badge.ok { color: var(--ok); }
+.badge.warn { color: var(--danger); }
+.badge.none { color: var(--muted); }
+.small { font-size: .92rem; }
+label { display: block; font-weight: 600; margin: 14px 0 6px; }
+input[type=password], input[type=text] { font: inherit; width: 100%; padding: 10px 12px;
+  border: 1px solid var(--muted); border-radius: 8px; background: var(--bg); color: var(--fg); }
+.actions.tight { margin-top: 12px; }
+a.button.primary { background: var(--accent); color: var(--accent-fg); border-color: var(--accent); }
 `;
 
 export interface LayoutOptions {
   title: string;
   /** Shown at the right of the header: who is signed in. */
   signedInAs?: string;
+  /** With signedInAs: the gateway's base path, for the header's links. */
+  basePath?: string;
   /** Extra origins forms on this page may be redirected to (the client's redirect URI). */
   formTargets?: string[];
 }
@@ -68,7 +87,11 @@ export function layout(options: LayoutOptions, body: Html): Html {
       </head>
       <body>
         <header><span class="brand">Gatehouse</span>${options.signedInAs
-          ? html`<span class="muted">Signed in as ${options.signedInAs}</span>`
+          ? html`<nav aria-label="Account"><span class="muted">Signed in as ${options.signedInAs}</span>${
+            options.basePath !== undefined
+              ? html`<a href="${options.basePath}/my/tokens">Your connections</a><a href="${options.basePath}/logout">Sign out</a>`
+              : ""
+          }</nav>`
           : ""}</header>
         <main id="main">${body}</main>
       </body>
