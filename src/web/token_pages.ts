@@ -115,15 +115,13 @@ function hidden(ctx: PageContext, service: string): Html {
 function oauthActions(view: ServiceView, ctx: PageContext): Html {
   const { name, userToken } = view.service;
   const connected = view.status.state === "connected";
-  const connect = html`
-    <form method="get" action="${ctx.basePath}/oauth/connect" class="inline">
-      <input type="hidden" name="service" value="${name}">
-      <input type="hidden" name="next" value="${ctx.next}">
-      <button class="${connected ? "" : "primary"}" type="submit">${view.status.state === "missing"
-        ? "Connect"
-        : "Reconnect"} ${userToken.displayName}</button>
-    </form>
-  `;
+  // A link, not a form: the browser goes on to the service's own site, where the page's
+  // form-action policy would stop a form's redirect.
+  const href = `${ctx.basePath}/oauth/connect?service=${name}&next=${ctx.next}`;
+  const label = `${
+    view.status.state === "missing" ? "Connect" : "Reconnect"
+  } ${userToken.displayName}`;
+  const connect = html`<a class="button${connected ? "" : " primary"}" href="${href}">${label}</a>`;
   if (view.status.state === "missing") return html`<div class="actions tight">${connect}</div>`;
   return html`<div class="actions tight">${connect}
     <form method="post" action="${ctx.basePath}/oauth/disconnect" class="inline">
@@ -136,7 +134,14 @@ function manualActions(view: ServiceView, ctx: PageContext): Html {
   const { name, userToken } = view.service;
   const id = `token-${name}`;
   const set = view.status.state !== "missing";
+  // Delete has a form of its own, submitted by a button beside Update (form="…"), so the
+  // two sit together without nesting forms.
   return html`
+    ${set
+      ? html`<form method="post" action="${ctx.basePath}/my/tokens/delete" id="delete-${name}">
+        ${hidden(ctx, name)}
+      </form>`
+      : ""}
     <form method="post" action="${ctx.basePath}/my/tokens/set">
       ${hidden(ctx, name)}
       <label for="${id}">${set ? "Replace your" : "Your"} ${userToken.displayName} token</label>
@@ -151,14 +156,9 @@ function manualActions(view: ServiceView, ctx: PageContext): Html {
         : ""}
       <div class="actions tight">
         <button class="primary" type="submit">${set ? "Update token" : "Save token"}</button>
+        ${set ? html`<button type="submit" form="delete-${name}">Delete token</button>` : ""}
       </div>
     </form>
-    ${set
-      ? html`<form method="post" action="${ctx.basePath}/my/tokens/delete">
-        ${hidden(ctx, name)}
-        <div class="actions tight"><button type="submit">Delete token</button></div>
-      </form>`
-      : ""}
   `;
 }
 
