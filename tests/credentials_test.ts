@@ -12,7 +12,7 @@ import {
   startCredentialGateway,
 } from "./fixtures/credential_gateway.ts";
 import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.ts";
-import { type Client, McpError, ToolListChangedNotificationSchema } from "./fixtures/sdk.ts";
+import { auth, type Client, McpError, ToolListChangedNotificationSchema } from "./fixtures/sdk.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
 interface Echo {
@@ -247,6 +247,54 @@ Deno.test("aggregate: a member without the person's credential is left out, says
     assert.equal(headers.authorization, "Bearer ntn_dave_0123456789abcdef");
   } finally {
     await client?.close();
+    await setup.close();
+  }
+});
+
+Deno.test("the services step and a service's callback belong to the browser session that started them", async () => {
+  const setup = await startCredentialGateway();
+  try {
+    const alice = await signIn(setup, "alice@example.com");
+    const bob = await signIn(setup, "bob@example.com");
+
+    // Alice's client starts signing in to notion; she consents and reaches the services step.
+    const provider = new MemoryOAuthProvider();
+    assert.equal(await auth(provider, { serverUrl: `${setup.url}/notion/mcp` }), "REDIRECT");
+    const consent = await alice.follow(provider.authorizationUrl!, () => false);
+    const services = await alice.submitForm(
+      consent.url,
+      consent.body,
+      { decision: "allow" },
+      (url) => url.pathname === "/oauth/services",
+    );
+    const requestId = services.url.searchParams.get("request")!;
+    assert.match(requestId, /^[A-Za-z0-9_-]{32}$/);
+
+    // Bob cannot see or finish it, and trying does not spoil it for Alice.
+    const peek = await bob.follow(`${setup.url}/oauth/services?request=${requestId}`, () => false);
+    assert.equal(peek.response.status, 400);
+    const steal = await bob.request(`${setup.url}/oauth/complete?request=${requestId}`);
+    await steal.body?.cancel();
+    assert.equal(steal.status, 400);
+    const done = await alice.request(`${setup.url}/oauth/complete?request=${requestId}`);
+    await done.body?.cancel();
+    assert.equal(done.status, 302);
+    assert.match(done.headers.get("location")!, /^http:\/\/127\.0\.0\.1:9\/callback\?code=/);
+
+    // A service's callback opened in another person's browser stores nothing for anyone.
+    setup.linear.loginAs = { email: "alice@linear.example" };
+    const atCallback = await alice.follow(
+      `${setup.url}/oauth/connect?service=linear`,
+      (url) => url.pathname === "/oauth/callback/linear",
+    );
+    const hijack = await bob.follow(atCallback.url, () => false);
+    assert.equal(hijack.response.status, 400);
+    assert.match(hijack.body, /This connection was started elsewhere/);
+    for (const agent of [alice, bob]) {
+      const page = await openTokensPage(agent, setup.url);
+      assert.match(page, /id="service-linear"[^]*Not connected/);
+    }
+  } finally {
     await setup.close();
   }
 });
