@@ -2,6 +2,7 @@
  * The collecting validator: each check records an issue with its path and a hint and returns
  * a fallback, so one pass over the document reports every problem at once.
  */
+import { isLoopbackHttp } from "../core/loopback.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
 
@@ -80,6 +81,20 @@ export class Checker {
     if (bytes !== undefined && bytes > 0) return bytes;
     this.fail(path, `expected a size, got ${describe(value)}`, 'write e.g. "512KiB", "4MiB"');
     return fallback;
+  }
+
+  /** An https URL; plain http only to this machine (tests, local development). */
+  httpsUrl(value: unknown, path: ConfigPath, hint?: string): string | undefined {
+    const text = this.string(value, path);
+    if (text === undefined) return undefined;
+    try {
+      const url = new URL(text);
+      if (url.protocol === "https:" || isLoopbackHttp(url)) return text;
+      this.fail(path, "must be an https URL", hint ?? "http is accepted for localhost only");
+    } catch {
+      this.fail(path, `not a URL: ${describe(text)}`);
+    }
+    return undefined;
   }
 
   stringList(value: unknown, path: ConfigPath): string[] {

@@ -63,20 +63,9 @@ const DEFAULT_SCOPES: Record<IdpProvider, string[]> = {
   github: ["read:user", "user:email", "read:org"],
 };
 
+/** An https URL without trailing slashes (issuers are compared as strings). */
 function parseHttpsUrl(c: Checker, value: unknown, path: ConfigPath): string | undefined {
-  const text = c.string(value, path);
-  if (text === undefined) return undefined;
-  try {
-    const url = new URL(text);
-    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
-    if (url.protocol === "https:" || (url.protocol === "http:" && loopback)) {
-      return text.replace(/\/+$/, "");
-    }
-    c.fail(path, "must be an https URL", "http is accepted only for localhost, for testing");
-  } catch {
-    c.fail(path, `not a URL: ${describe(text)}`);
-  }
-  return undefined;
+  return c.httpsUrl(value, path)?.replace(/\/+$/, "");
 }
 
 function parseIdp(c: Checker, value: unknown): IdpConfig {

@@ -22,19 +22,11 @@ const OAUTH_KEYS = [
 const AUTH_METHODS: TokenAuthMethod[] = ["client_secret_basic", "client_secret_post", "none"];
 const TOKEN_PLACEHOLDER = /\{\{\s*user\.token\s*\}\}/;
 
-/** An https URL (http only for this machine, for testing). */
+/** An optional https URL: tokens travel to it. */
 function serviceUrl(c: Checker, value: unknown, path: ConfigPath): string | undefined {
-  const text = c.optionalString(value, path);
-  if (text === undefined) return undefined;
-  try {
-    const url = new URL(text);
-    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
-    if (url.protocol === "https:" || (url.protocol === "http:" && loopback)) return text;
-    c.fail(path, "must be an https URL", "tokens travel here; http is accepted for localhost only");
-  } catch {
-    c.fail(path, `not a URL: ${describe(text)}`);
-  }
-  return undefined;
+  return value === undefined
+    ? undefined
+    : c.httpsUrl(value, path, "tokens travel here; http is accepted for localhost only");
 }
 
 /**

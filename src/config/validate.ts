@@ -3,6 +3,7 @@
  * collecting every problem with its path and a hint instead of stopping at the first.
  */
 import { isValidServerName, type ServerName } from "../core/ids.ts";
+import { isLoopbackHttp } from "../core/loopback.ts";
 import { Secret } from "../core/secret.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
@@ -354,11 +355,6 @@ function checkAggregates(
   }
 }
 
-function isLoopbackUrl(text: string): boolean {
-  const host = new URL(text).hostname;
-  return host === "localhost" || host === "[::1]" || /^127\./.test(host);
-}
-
 /** Validates a parsed configuration document: the resolved config, or every issue found. */
 export function validateConfig(
   input: unknown,
@@ -396,7 +392,7 @@ export function validateConfig(
     return new Secret(text);
   });
   const oauth = parseOAuth(c, raw.oauth);
-  if (oauth && baseUrl.startsWith("http:") && !isLoopbackUrl(baseUrl)) {
+  if (oauth && baseUrl.startsWith("http:") && !isLoopbackHttp(new URL(baseUrl))) {
     c.fail(
       ["baseUrl"],
       "must be https when oauth is configured",

@@ -6,6 +6,7 @@
  */
 import * as oauth from "oauth4webapi";
 import type { OAuthUserToken, TokenAuthMethod } from "../config/types.ts";
+import { isLoopbackHttp } from "../core/loopback.ts";
 
 /** Calls to a service's OAuth server give up after this long. */
 const SERVICE_TIMEOUT_MS = 10_000;
@@ -48,11 +49,6 @@ export interface ServiceOAuthClient {
   refresh(refreshToken: string): Promise<ServiceTokens>;
   /** Revokes a token at the service; false when the service offers no revocation. */
   revoke(token: string, hint: "access_token" | "refresh_token"): Promise<boolean>;
-}
-
-function isLoopbackHttp(url: URL): boolean {
-  return url.protocol === "http:" &&
-    ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
 }
 
 export function createServiceOAuthClient(

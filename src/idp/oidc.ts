@@ -6,6 +6,7 @@
 import * as oauth from "oauth4webapi";
 import type { IdpConfig } from "../config/types.ts";
 import type { Identity } from "../core/identity.ts";
+import { isLoopbackHttp } from "../core/loopback.ts";
 import {
   type IdentityProvider,
   IDP_TIMEOUT_MS,
@@ -16,11 +17,6 @@ import {
 
 /** Discovery is cached this long, then fetched again (keys and endpoints may rotate). */
 const DISCOVERY_TTL_MS = 60 * 60_000;
-
-function isLoopbackHttp(url: URL): boolean {
-  return url.protocol === "http:" &&
-    (url.hostname === "localhost" || url.hostname === "127.0.0.1" || url.hostname === "[::1]");
-}
 
 export function createOidcProvider(config: IdpConfig): IdentityProvider {
   const issuer = new URL(config.issuer!);

@@ -3,6 +3,7 @@
  * metadata a client may see about itself. Pure: storage happens in `client_directory.ts`.
  */
 import type { ClientId } from "../core/ids.ts";
+import { isLoopbackHttp } from "../core/loopback.ts";
 import { OAuthError } from "./errors.ts";
 
 export type TokenEndpointAuthMethod = "none" | "client_secret_post" | "client_secret_basic";
@@ -40,10 +41,6 @@ const MAX_TEXT = 512;
 
 const invalid = (description: string) => new OAuthError("invalid_client_metadata", description);
 
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
-
 /**
  * Why a redirect URI is unacceptable, or undefined when it is fine. `customSchemes` lists the
  * private-use schemes of native apps the operator admits (RFC 8252 §7.1, e.g. "cursor").
@@ -58,7 +55,7 @@ export function redirectUriProblem(text: string, customSchemes: string[] = []): 
   if (text.includes("#")) return `"${text.slice(0, 100)}" has a fragment, which is not allowed`;
   if (url.username || url.password) return "a redirect URI must not carry credentials";
   if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
+  if (isLoopbackHttp(url)) return undefined;
   if (customSchemes.includes(url.protocol.slice(0, -1))) return undefined;
   return `"${text.slice(0, 100)}" must use https, or http on a loopback address`;
 }
