@@ -349,8 +349,17 @@ export class UserCredentials {
     return running;
   }
 
-  async #refresh(user: string, service: string, credential: StoredCredential): Promise<string> {
+  async #refresh(user: string, service: string, seen: StoredCredential): Promise<string> {
     const { clock, logger, vault } = this.deps;
+    // The caller read the vault before this refresh began; another refresh (here, in a flight
+    // that just ended, or on another replica) may have stored a newer token since.
+    const latest = await vault.get(user, service);
+    const credential = latest && latest !== UNREADABLE && latest.updatedAt !== seen.updatedAt
+      ? this.#usable(latest, service)
+      : seen;
+    if (credential !== seen && !this.#expiring(credential.expiresAt, clock.now())) {
+      return credential.accessToken;
+    }
     const name = this.service(service)?.userToken.displayName ?? service;
     const page = this.pageUrl(service);
     const expired = credential.expiresAt !== undefined && credential.expiresAt <= clock.now();
