@@ -12,7 +12,13 @@ import {
   startCredentialGateway,
 } from "./fixtures/credential_gateway.ts";
 import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.ts";
-import { auth, type Client, McpError, ToolListChangedNotificationSchema } from "./fixtures/sdk.ts";
+import {
+  auth,
+  type Client,
+  ElicitationCompleteNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from "./fixtures/sdk.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
 interface Echo {
@@ -294,6 +300,80 @@ Deno.test("the services step and a service's callback belong to the browser sess
       const page = await openTokensPage(agent, setup.url);
       assert.match(page, /id="service-linear"[^]*Not connected/);
     }
+  } finally {
+    await setup.close();
+  }
+});
+
+Deno.test("aggregate, URL-elicitation client: the missing member's call gets -32042, and the elicitation completes once the token is added", async () => {
+  const setup = await startCredentialGateway();
+  let client: Client | undefined;
+  try {
+    const agent = await signIn(setup, "frank@example.com");
+    ({ client } = await connectWithOAuth(
+      agent,
+      `${setup.url}/work/mcp`,
+      new MemoryOAuthProvider(),
+      { elicitation: { form: {}, url: {} } },
+    ));
+    const failure = await client.callTool({ name: "notion.echo_environment", arguments: {} })
+      .then(() => assert.fail("expected an error"), (error) => error as McpError);
+    assert.equal(failure.code, -32042);
+    const [elicitation] = (failure.data as { elicitations: Record<string, string>[] }).elicitations;
+    assert.equal(elicitation.mode, "url");
+    assert.equal(elicitation.url, `${setup.url}/my/tokens?service=notion`);
+
+    const completed = Promise.withResolvers<string>();
+    client.setNotificationHandler(
+      ElicitationCompleteNotificationSchema,
+      (notice) => completed.resolve(notice.params.elicitationId),
+    );
+    await setNotionToken(setup, agent, "ntn_frank_0123456789abcdef");
+    assert.equal(await completed.promise, elicitation.elicitationId);
+    const { headers } = await echo(client, "notion.echo_environment");
+    assert.equal(headers.authorization, "Bearer ntn_frank_0123456789abcdef");
+  } finally {
+    await client?.close();
+    await setup.close();
+  }
+});
+
+Deno.test("pasted tokens that are empty, too long, spaced or off-pattern are refused with a notice and nothing is stored", async () => {
+  const setup = await startCredentialGateway();
+  try {
+    const agent = await signIn(setup, "grace@example.com");
+    const csrf = csrfOf(await openTokensPage(agent, setup.url));
+    const cases: [string, string][] = [
+      ["   ", "empty"],
+      [`ntn_${"x".repeat(9 * 1024)}`, "too_long"],
+      ["ntn_with a space", "invalid_characters"],
+      ["ntn_line\nbreak", "invalid_characters"],
+      ["ghp_not_notion_0123456789", "pattern"],
+    ];
+    for (const [token, notice] of cases) {
+      const response = await postForm(agent, setup.url, "/my/tokens/set", {
+        csrf,
+        service: "notion",
+        token,
+        next: "tokens",
+      });
+      await response.body?.cancel();
+      assert.equal(response.status, 303);
+      assert.match(response.headers.get("location")!, new RegExp(`notice=${notice}(&|$|#)`));
+    }
+    // A manual-token form for an OAuth service, or an unknown service, changes nothing either.
+    for (const service of ["linear", "nope", "plain"]) {
+      const response = await postForm(agent, setup.url, "/my/tokens/set", {
+        csrf,
+        service,
+        token: "ntn_0123456789abcdef",
+        next: "tokens",
+      });
+      assert.equal(response.status, 400);
+      assert.match(await response.text(), /No such service/);
+    }
+    const page = await openTokensPage(agent, setup.url);
+    assert.match(page, /id="service-notion"[^]*No token/);
   } finally {
     await setup.close();
   }

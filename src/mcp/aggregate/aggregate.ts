@@ -142,19 +142,19 @@ export class AggregateTransport implements Transport {
         link.credentialError,
         supportsUrlElicitation(this.#init?.capabilities),
       );
-      const elicitations = (body.data as { elicitations?: { elicitationId: string }[] })
-        ?.elicitations;
-      if (elicitations) {
-        const ids = this.#elicitations.get(link.name) ?? [];
-        ids.push(...elicitations.map((e) => e.elicitationId));
-        this.#elicitations.set(link.name, ids.slice(-10));
-      }
-      return new MemberError(body.code, body.message, body.data);
+      return new MemberError(body.code, body.message, body.data, link.name);
     }
     return new MemberError(
       RpcErrorCode.internalError,
       `the member "${link.name}" is unavailable: ${link.downReason}${suffix}`,
     );
+  }
+
+  /** URL elicitations the client was given, announced complete when the credential arrives. */
+  #rememberElicitations(member: string, data: unknown): void {
+    const given = (data as { elicitations?: { elicitationId: string }[] })?.elicitations ?? [];
+    const ids = [...(this.#elicitations.get(member) ?? []), ...given.map((e) => e.elicitationId)];
+    this.#elicitations.set(member, ids.slice(-10));
   }
 
   start(): Promise<void> {
@@ -197,6 +197,7 @@ export class AggregateTransport implements Transport {
       const e = error instanceof MemberError
         ? error
         : new MemberError(RpcErrorCode.internalError, (error as Error).message);
+      if (e.elicitingFor) this.#rememberElicitations(e.elicitingFor, e.data);
       this.#emit({
         jsonrpc: "2.0",
         id: request.id,

@@ -13,7 +13,13 @@ export type MemberState = "idle" | "connecting" | "ready" | "down";
 
 /** A JSON-RPC error answered by a member (or made up for it), relayed as it is. */
 export class MemberError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+    /** The member a URL elicitation in `data` is for, so its completion can be announced. */
+    readonly elicitingFor?: string,
+  ) {
     super(message);
     this.name = "MemberError";
   }
