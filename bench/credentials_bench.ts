@@ -32,7 +32,6 @@ const credentials = new UserCredentials({
   baseUrl: "https://gw.example.com",
   servers,
   vault: new CredentialVault(store, [key]),
-  store,
   clock: { now: () => now },
   logger: createLogger("error", () => {}),
   oauthClients: new Map(),

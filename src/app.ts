@@ -9,6 +9,7 @@ import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
 import type { Identity } from "./core/identity.ts";
 import { deriveAesKey, deriveHmacKey } from "./crypto/keys.ts";
 import { createServiceOAuthClient, type ServiceOAuthClient } from "./credentials/service_oauth.ts";
+import { ServiceConnections } from "./credentials/connections.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
 import { CredentialVault } from "./credentials/vault.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
@@ -153,10 +154,17 @@ async function createAuthServer(
     baseUrl: issuer,
     servers: config.servers,
     vault: new CredentialVault(store, vaultKeys),
+    clock,
+    logger,
+    oauthClients,
+  });
+  const connections = new ServiceConnections({
+    baseUrl: issuer,
     store,
     clock,
     logger,
     oauthClients,
+    save: (user, service, credential) => credentials.save(user, service, credential),
   });
   const loginFlow = new LoginFlow({
     issuer,
@@ -179,7 +187,14 @@ async function createAuthServer(
       issuer,
       clients,
       loginFlow,
-      credentialFlow: new CredentialFlow({ issuer, sso, credentials, loginFlow, logger }),
+      credentialFlow: new CredentialFlow({
+        issuer,
+        sso,
+        credentials,
+        connections,
+        loginFlow,
+        logger,
+      }),
       tokenDeps: { clients, grants, accessTokens, checkAccess: access, resolveResource: resolve },
     },
     verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),

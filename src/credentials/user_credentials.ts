@@ -1,18 +1,14 @@
 /**
  * People's own credentials for the services that act as them: what state each is in, the
  * current token for a session (refreshed shortly before it expires, once per person and
- * service however many sessions ask), manual tokens, and connecting or disconnecting a
- * service account over OAuth. Tokens live in the vault; this module never logs one.
+ * service however many sessions ask), manual tokens, and forgetting a credential (revoked at
+ * the service first). Connecting an account is connections.ts. Tokens live in the vault; this
+ * module never logs one.
  */
 import type { ServerConfig, UserTokenConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
-import { sha256Base64Url } from "../crypto/base64url.ts";
-import { s256Challenge } from "../crypto/pkce.ts";
-import { randomBase64Url } from "../crypto/random.ts";
 import type { Logger } from "../observability/logger.ts";
-import { KEYS } from "../store/keys.ts";
-import type { Store } from "../store/store.ts";
 import { type ServiceOAuthClient, ServiceOAuthError, type ServiceTokens } from "./service_oauth.ts";
 import { type CredentialVault, type StoredCredential, UNREADABLE } from "./vault.ts";
 
@@ -23,8 +19,6 @@ const CACHE_MS = 5_000;
 const CACHE_LIMIT = 10_000;
 /** Longest manual token accepted. */
 export const MAX_TOKEN_BYTES = 8 * 1024;
-/** How long a person has to finish connecting a service account. */
-const CONNECT_TTL_MS = 10 * 60_000;
 
 /** What a person sees for one service on /my/tokens. */
 export type CredentialStatus =
@@ -52,22 +46,10 @@ export class TokenInputError extends Error {
   }
 }
 
-/** Where a finished connection sends the person, opaque to this module. */
-export interface PendingConnect {
-  user: string;
-  service: string;
-  /** Hash of the SSO session that started it: only that browser session may finish it. */
-  sessionHash: string;
-  codeVerifier: string;
-  next: string;
-  expiresAt: number;
-}
-
 export interface UserCredentialsDeps {
   baseUrl: string;
   servers: Map<string, ServerConfig>;
   vault: CredentialVault;
-  store: Store;
   clock: Clock;
   logger: Logger;
   /** The OAuth client of each `kind: oauth` service. */
@@ -187,7 +169,7 @@ export class UserCredentials {
     if (spec.pattern && !new RegExp(spec.pattern).test(token)) {
       throw new TokenInputError("pattern");
     }
-    await this.#store(user, service, {
+    await this.save(user, service, {
       source: "manual",
       accessToken: token,
       updatedAt: this.deps.clock.now(),
@@ -226,66 +208,14 @@ export class UserCredentials {
     return outcome;
   }
 
-  /** The service's authorization URL for this person; the state is bound to their SSO session. */
-  async beginConnect(
-    options: { user: string; service: string; sessionHash: string; next: string },
-  ): Promise<URL> {
-    const client = this.#client(options.service);
-    const state = randomBase64Url(24);
-    const codeVerifier = randomBase64Url(48);
-    const pending: PendingConnect = {
-      ...options,
-      codeVerifier,
-      expiresAt: this.deps.clock.now() + CONNECT_TTL_MS,
-    };
-    await this.deps.store.set(
-      KEYS.serviceConnect(await sha256Base64Url(state)),
-      pending,
-      pending.expiresAt,
-    );
-    return await client.authorizationUrl({
-      state,
-      codeChallenge: await s256Challenge(codeVerifier),
-      redirectUri: this.callbackUri(options.service),
-    });
-  }
-
-  /** The pending connection a callback's state names, taken (it can be finished once). */
-  async takeConnect(state: string): Promise<PendingConnect | undefined> {
-    const pending = await this.deps.store.consume<PendingConnect>(
-      KEYS.serviceConnect(await sha256Base64Url(state)),
-    );
-    return pending && pending.expiresAt > this.deps.clock.now() ? pending : undefined;
-  }
-
-  /** Exchanges the callback's code and stores the tokens; throws `ServiceOAuthError`. */
-  async finishConnect(pending: PendingConnect, callbackUrl: URL, state: string): Promise<void> {
-    const tokens = await this.#client(pending.service).exchange({
-      callbackUrl,
-      state,
-      codeVerifier: pending.codeVerifier,
-      redirectUri: this.callbackUri(pending.service),
-    });
-    await this.#store(pending.user, pending.service, {
-      source: "oauth",
-      ...tokens,
-      updatedAt: this.deps.clock.now(),
-    });
-    this.deps.logger.info("service connected", { service: pending.service, user: pending.user });
-  }
-
-  /** Where the service sends the person back; register it at the service. */
-  callbackUri(service: string): string {
-    return `${this.deps.baseUrl}/oauth/callback/${service}`;
-  }
-
   #client(service: string): ServiceOAuthClient {
     const client = this.deps.oauthClients.get(service);
     if (!client) throw new Error(`${service} is not connected over OAuth`);
     return client;
   }
 
-  async #store(user: string, service: string, credential: StoredCredential): Promise<void> {
+  /** Stores a credential and tells this process's sessions it changed. */
+  async save(user: string, service: string, credential: StoredCredential): Promise<void> {
     await this.deps.vault.put(user, service, credential);
     this.#changed(user, service);
   }

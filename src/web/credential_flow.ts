@@ -5,6 +5,7 @@
  * carries a CSRF token bound to that session.
  */
 import { sha256Base64Url } from "../crypto/base64url.ts";
+import type { ServiceConnections } from "../credentials/connections.ts";
 import { ServiceOAuthError } from "../credentials/service_oauth.ts";
 import {
   type CredentialService,
@@ -28,6 +29,7 @@ export interface CredentialFlowDeps {
   issuer: string;
   sso: SsoSessions;
   credentials: UserCredentials;
+  connections: ServiceConnections;
   loginFlow: LoginFlow;
   logger: Logger;
 }
@@ -146,7 +148,7 @@ export class CredentialFlow {
     }
     const next = url.searchParams.get("next") ?? "tokens";
     try {
-      const location = await this.deps.credentials.beginConnect({
+      const location = await this.deps.connections.begin({
         user: session.identity.subject,
         service: service.name,
         sessionHash: await sha256Base64Url(session.id),
@@ -173,7 +175,7 @@ export class CredentialFlow {
   async callback(request: Request, serviceName: string): Promise<Response> {
     const url = new URL(request.url);
     const state = url.searchParams.get("state") ?? "";
-    const pending = state ? await this.deps.credentials.takeConnect(state) : undefined;
+    const pending = state ? await this.deps.connections.take(state) : undefined;
     if (!pending || pending.service !== serviceName) {
       return await errorPage(
         400,
@@ -198,7 +200,7 @@ export class CredentialFlow {
       return this.#back(pending.next, serviceName, "declined");
     }
     try {
-      await this.deps.credentials.finishConnect(pending, url, state);
+      await this.deps.connections.finish(pending, url, state);
     } catch (error) {
       if (!(error instanceof ServiceOAuthError)) throw error;
       this.deps.logger.warn("service connection failed", {
