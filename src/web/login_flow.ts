@@ -20,6 +20,7 @@ import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { clearCookie, type CookiePolicy, readCookie, setCookie } from "./cookies.ts";
 import { consentPage, errorPage, signedOutPage, signOutPage } from "./pages.ts";
+import { type PendingAuthorization, PendingAuthorizations } from "./pending_authorizations.ts";
 import type { SsoSession, SsoSessions } from "./sso.ts";
 
 export interface LoginFlowDeps {
@@ -37,16 +38,6 @@ export interface LoginFlowDeps {
   checkAccess(identity: Identity): string | undefined;
   /** Services among these audiences that act as the person and lack their credential. */
   credentialsMissing(audience: string[], user: string): Promise<string[]>;
-}
-
-/** An /authorize request waiting for login or consent. */
-interface PendingAuthorization {
-  request: AuthorizationRequest;
-  /** Set once someone is shown the consent page: only they may answer it. */
-  subject?: string;
-  /** The person allowed the client; what remains is connecting services (/oauth/services). */
-  consented?: boolean;
-  expiresAt: number;
 }
 
 /** An authorization waiting on the services page, as that page shows it. */
@@ -74,11 +65,13 @@ interface ConsentRecord {
 }
 
 const LOGIN_COOKIE = "gatehouse_login";
-/** Pending authorization ids: 24 random bytes, base64url. */
-const PENDING_ID = /^[A-Za-z0-9_-]{32}$/;
 
 export class LoginFlow {
-  constructor(private readonly deps: LoginFlowDeps) {}
+  readonly #pending: PendingAuthorizations;
+
+  constructor(private readonly deps: LoginFlowDeps) {
+    this.#pending = new PendingAuthorizations(deps.store, deps.clock);
+  }
 
   get callbackUri(): string {
     return `${this.deps.issuer}/oauth/callback`;
@@ -93,7 +86,7 @@ export class LoginFlow {
     if (!check.ok) {
       return oauthErrorRedirect(check.redirectUri, check.error, check.state, deps.issuer);
     }
-    const pendingId = randomBase64Url(24);
+    const pendingId = this.#pending.newId();
     const pending: PendingAuthorization = {
       request: check.request,
       expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
@@ -103,7 +96,7 @@ export class LoginFlow {
       return await this.#afterLogin(session, pendingId, pending, {});
     }
     // Kept across the round trip to the identity provider; the callback takes it back.
-    await deps.store.set(KEYS.authorizeRequest(pendingId), pending, pending.expiresAt);
+    await this.#pending.save(pendingId, pending);
     return await this.#startLogin({ pendingId });
   }
 
@@ -183,7 +176,7 @@ export class LoginFlow {
         "The sign-in began in another browser or its cookie was lost. Start again from your application, in this browser.",
       );
     }
-    const pending = login.pendingId ? await this.#takePending(login.pendingId) : undefined;
+    const pending = login.pendingId ? await this.#pending.take(login.pendingId) : undefined;
     if (login.pendingId && !pending) {
       return await errorPage(400, "This sign-in has expired", "Start again from your application.");
     }
@@ -242,11 +235,7 @@ export class LoginFlow {
     if (consent && request.audience.every((uri) => consent.audience.includes(uri))) {
       return withCookies(await this.#proceed(pendingId, pending, session.identity), headers);
     }
-    await deps.store.set(
-      KEYS.authorizeRequest(pendingId),
-      { ...pending, subject: session.identity.subject },
-      pending.expiresAt,
-    );
+    await this.#pending.save(pendingId, { ...pending, subject: session.identity.subject });
     const page = await consentPage({
       person: session.identity.email ?? session.identity.name ?? session.identity.subject,
       clientName: request.clientName,
@@ -275,13 +264,8 @@ export class LoginFlow {
       return await errorPage(403, "This form has expired", "Reload the page and try again.");
     }
     const pendingId = form.get("request") ?? "";
-    const pending = PENDING_ID.test(pendingId)
-      ? await deps.store.consume<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
-      : undefined;
-    if (
-      !pending || pending.expiresAt <= deps.clock.now() ||
-      pending.subject !== session.identity.subject
-    ) {
+    const pending = await this.#pending.take(pendingId);
+    if (!pending || pending.subject !== session.identity.subject) {
       return await errorPage(
         400,
         "This request has expired",
@@ -325,11 +309,7 @@ export class LoginFlow {
     const { deps } = this;
     const missing = await deps.credentialsMissing(pending.request.audience, identity.subject);
     if (missing.length === 0) return await this.#issueCode(pending.request, identity);
-    await deps.store.set(
-      KEYS.authorizeRequest(pendingId),
-      { ...pending, subject: identity.subject, consented: true } satisfies PendingAuthorization,
-      pending.expiresAt,
-    );
+    await this.#pending.save(pendingId, { ...pending, subject: identity.subject, consented: true });
     return new Response(null, {
       status: 303,
       headers: {
@@ -344,9 +324,7 @@ export class LoginFlow {
     session: SsoSession,
     pendingId: string,
   ): Promise<AwaitingServices | undefined> {
-    const pending = PENDING_ID.test(pendingId)
-      ? await this.deps.store.get<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
-      : undefined;
+    const pending = await this.#pending.peek(pendingId);
     if (!this.#ownConsented(pending, session)) return undefined;
     return {
       id: pendingId,
@@ -363,12 +341,9 @@ export class LoginFlow {
     if (!session) {
       return await errorPage(401, "Your sign-in has expired", "Start again from your application.");
     }
-    const current = PENDING_ID.test(pendingId)
-      ? await deps.store.get<PendingAuthorization>(KEYS.authorizeRequest(pendingId))
-      : undefined;
     // Checked before taking it, so someone else's request id cannot be used to spoil it.
-    const pending = this.#ownConsented(current, session)
-      ? await this.#takePending(pendingId)
+    const pending = this.#ownConsented(await this.#pending.peek(pendingId), session)
+      ? await this.#pending.take(pendingId)
       : undefined;
     if (!pending) {
       return await errorPage(
@@ -381,8 +356,7 @@ export class LoginFlow {
   }
 
   #ownConsented(pending: PendingAuthorization | undefined, session: SsoSession): boolean {
-    return pending !== undefined && pending.consented === true &&
-      pending.subject === session.identity.subject && pending.expiresAt > this.deps.clock.now();
+    return pending?.consented === true && pending.subject === session.identity.subject;
   }
 
   async #issueCode(request: AuthorizationRequest, identity: Identity): Promise<Response> {
@@ -400,14 +374,6 @@ export class LoginFlow {
     location.searchParams.set("state", request.state);
     location.searchParams.set("iss", deps.issuer);
     return new Response(null, { status: 302, headers: { location: location.href, ...NO_STORE } });
-  }
-
-  /** The request waiting for this login, removed from the store (consent stores it again). */
-  async #takePending(id: string): Promise<PendingAuthorization | undefined> {
-    const pending = await this.deps.store.consume<PendingAuthorization>(
-      KEYS.authorizeRequest(id),
-    );
-    return pending && pending.expiresAt > this.deps.clock.now() ? pending : undefined;
   }
 
   /** GET /logout: a confirmation form (signing out is a POST, so links cannot do it). */
