@@ -71,6 +71,8 @@ await Deno.writeTextFile(
 storage: ":memory:"
 logLevel: warn
 limits: { sessionsPerUser: 100 }
+# One load generator stands for many people: limits high enough never to stop it, still counted.
+rateLimits: { mcpPerUser: 1000000/s, mcpPerClient: 1000000/s }
 servers:
   http:
     transport: streamable-http

@@ -88,7 +88,14 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
   }
-  const app = buildRoutes({ config, sessions, authenticators, logger, authServer: oauth?.server });
+  const app = buildRoutes({
+    config,
+    sessions,
+    authenticators,
+    logger,
+    authServer: oauth?.server,
+    now: () => clock.now(),
+  });
   return {
     sessions,
     fetch: async (request, info) =>

@@ -292,3 +292,35 @@ Deno.test("parseConfigText() refuses requiresUserToken without oauth", () => {
     ["servers.notion.requiresUserToken", "needs oauth: configured"],
   ]);
 });
+
+Deno.test("parseConfigText() fills rate limit defaults, accepts off, and reports bad rates", () => {
+  const config = parseConfigText(
+    `rateLimits: { tokenPerClient: "off", mcpPerUser: 20/s }
+servers:
+  demo: { transport: stdio, command: deno, public: true }
+`,
+    env({}),
+  );
+  assert.deepEqual(config.rateLimits, {
+    mcpPerUser: { count: 20, perMs: 1_000 },
+    mcpPerClient: { count: 3000, perMs: 60_000 },
+    oauthPerAddress: { count: 300, perMs: 60_000 },
+    registerPerAddress: { count: 60, perMs: 3_600_000 },
+  });
+  const error = issuesOf(`rateLimits: { mcpPerUser: fast, registerPerAdress: 1/s }
+servers:
+  demo: { transport: stdio, command: deno, public: true }
+`);
+  assert.deepEqual(error.issues.map((i) => [i.path.join("."), i.message, i.hint]), [
+    [
+      "rateLimits.registerPerAdress",
+      'unknown key "registerPerAdress"',
+      'did you mean "registerPerAddress"?',
+    ],
+    [
+      "rateLimits.mcpPerUser",
+      'expected a rate, got "fast"',
+      'write e.g. "600/min", "20/s", "100/hour", or off',
+    ],
+  ]);
+});

@@ -4,6 +4,7 @@
  * `unknown` until `validateConfig` turns it into this.
  */
 import type { Secret } from "../core/secret.ts";
+import type { Rate } from "../core/units.ts";
 import type { ServerName } from "../core/ids.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -19,6 +20,20 @@ export interface Limits {
   requestTimeoutMs: number;
   /** Largest HTTP body or JSON-RPC message accepted from a client or a backend. */
   maxMessageBytes: number;
+}
+
+/** Request rates per caller; an absent rate is not limited. */
+export interface RateLimitConfig {
+  /** MCP requests per person (or per bearer token). */
+  mcpPerUser?: Rate;
+  /** MCP requests per OAuth client (a metadata-document client: per client and person). */
+  mcpPerClient?: Rate;
+  /** Sign-in, consent, callbacks, token and the browser pages, per remote address. */
+  oauthPerAddress?: Rate;
+  /** Token requests per client (a metadata-document client: per client and address). */
+  tokenPerClient?: Rate;
+  /** Client registrations per remote address. */
+  registerPerAddress?: Rate;
 }
 
 export interface BearerAuth {
@@ -166,6 +181,7 @@ export interface ResolvedConfig {
   /** Origins (scheme://host[:port]) allowed on MCP endpoints besides the gateway's own. */
   allowedOrigins: string[];
   limits: Limits;
+  rateLimits: RateLimitConfig;
   /** How long shutdown waits for streams and backends before it kills them. */
   shutdownGraceMs: number;
   logLevel: LogLevel;

@@ -8,6 +8,7 @@ import { Secret } from "../core/secret.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import { parseOAuth } from "./oauth.ts";
+import { parseRateLimits } from "./rate_limits.ts";
 import { parseUserToken } from "./user_token.ts";
 import type {
   AggregateServerConfig,
@@ -45,6 +46,7 @@ const TOP_KEYS = [
   "servers",
   "previousSecrets",
   "oauth",
+  "rateLimits",
 ];
 const LIMIT_KEYS = [
   "sessionsPerUser",
@@ -421,6 +423,7 @@ export function validateConfig(
     secret,
     allowedOrigins: parseOrigins(c, raw.allowedOrigins),
     limits: parseLimits(c, raw.limits),
+    rateLimits: parseRateLimits(c, raw.rateLimits),
     shutdownGraceMs: c.duration(raw.shutdownGrace, ["shutdownGrace"], DEFAULT_SHUTDOWN_GRACE_MS),
     logLevel: logLevel as LogLevel,
     servers,

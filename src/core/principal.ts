@@ -4,4 +4,6 @@ import type { UserId } from "./ids.ts";
 export interface Principal {
   id: UserId;
   email?: string;
+  /** The OAuth client the person's access token was issued to. */
+  clientId?: string;
 }

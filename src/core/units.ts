@@ -31,3 +31,29 @@ export function parseSize(text: string): number | undefined {
   if (!match) return undefined;
   return Math.round(Number(match[1]) * SIZE_UNITS_BYTES[match[2]]);
 }
+
+/** A rate: `count` events per `perMs` milliseconds. */
+export interface Rate {
+  count: number;
+  perMs: number;
+}
+
+const RATE_UNITS_MS: Record<string, number> = {
+  s: 1_000,
+  sec: 1_000,
+  second: 1_000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+};
+
+/** `"600/min"` → { count: 600, perMs: 60000 }; also `/s`, `/h`, `/day`. */
+export function parseRate(text: string): Rate | undefined {
+  const match = /^(\d+)\s*\/\s*([a-z]+)$/.exec(text.trim());
+  if (!match || !(match[2] in RATE_UNITS_MS) || Number(match[1]) < 1) return undefined;
+  return { count: Number(match[1]), perMs: RATE_UNITS_MS[match[2]] };
+}

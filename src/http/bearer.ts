@@ -79,7 +79,11 @@ export async function createAuthenticator(
         if (!check.ok) return { ok: false, error: "invalid_token", description: check.description };
         return {
           ok: true,
-          principal: { id: userId(check.claims.sub), email: check.claims.email },
+          principal: {
+            id: userId(check.claims.sub),
+            email: check.claims.email,
+            clientId: check.claims.client_id,
+          },
         };
       }
       return {

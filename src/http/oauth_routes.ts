@@ -4,6 +4,9 @@
  * provider's callback, token and logout. Handlers parse HTTP and delegate to `oauth/` and `web/`.
  */
 import type { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { errorPage } from "../web/pages.ts";
+import { RateLimits } from "./rate_limit.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import { parseClientId, parseServerName, type ServerName } from "../core/ids.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
@@ -64,12 +67,63 @@ async function readForm(request: Request): Promise<URLSearchParams> {
   }
 }
 
+/**
+ * Per-address limits on registration, sign-in, callbacks, token and the browser pages;
+ * registered before the routes so they run first.
+ */
+export function limitBrowserAndOAuth(app: Hono<GatewayEnv>, limits: RateLimits): void {
+  const byAddress = (kind: "oauthPerAddress" | "registerPerAddress", page: boolean) =>
+    createMiddleware<GatewayEnv>(async (c, next) => {
+      if (c.req.method === "OPTIONS") return await next();
+      const wait = limits.take(kind, c.env?.remoteAddress ?? "unknown");
+      if (!wait) return await next();
+      await c.req.raw.body?.cancel();
+      return page
+        ? await errorPage(429, "Too many requests", `Wait ${wait} seconds, then try again.`, {
+          "retry-after": String(wait),
+        })
+        : tooManyRequests(wait, `rateLimits.${kind}`);
+    });
+  app.use("/register", byAddress("registerPerAddress", false));
+  app.use("/token", byAddress("oauthPerAddress", false));
+  // A wildcard matches its bare prefix too: "/authorize/*" covers /authorize.
+  for (const path of ["/authorize/*", "/oauth/*", "/logout", "/my/*"]) {
+    app.use(path, byAddress("oauthPerAddress", true));
+  }
+}
+
+/** 429 in the OAuth error shape, for clients that read JSON. */
+function tooManyRequests(wait: number, limit: string): Response {
+  return json(
+    {
+      error: "temporarily_unavailable",
+      error_description: `too many requests; try again in ${wait} s (limit: ${limit})`,
+    },
+    429,
+    { ...NO_STORE, "retry-after": String(wait) },
+  );
+}
+
+/** The client a token request names: its `client_id`, or the user of HTTP Basic auth. */
+function tokenClientId(form: URLSearchParams, authorization: string | null): string | undefined {
+  const basic = authorization && /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization)?.[1];
+  if (basic) {
+    try {
+      return decodeURIComponent(atob(basic).split(":")[0]);
+    } catch {
+      return undefined;
+    }
+  }
+  return form.get("client_id") ?? undefined;
+}
+
 export function registerOAuthRoutes(
   root: Hono<GatewayEnv>,
   app: Hono<GatewayEnv>,
   config: ResolvedConfig,
   auth: AuthServer | undefined,
   logger: Logger,
+  limits: RateLimits,
 ): void {
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const notConfigured = () =>
@@ -180,6 +234,12 @@ export function registerOAuthRoutes(
     const authorization = c.req.header("authorization") ?? null;
     try {
       const form = await readForm(c.req.raw);
+      const clientId = tokenClientId(form, authorization);
+      if (clientId) {
+        const key = RateLimits.clientKey(clientId, c.env?.remoteAddress ?? "unknown");
+        const wait = limits.take("tokenPerClient", key);
+        if (wait) return tooManyRequests(wait, "rateLimits.tokenPerClient");
+      }
       const response = await handleTokenRequest(form, authorization, auth.tokenDeps);
       return json(response, 200, NO_STORE);
     } catch (error) {

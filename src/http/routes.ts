@@ -18,7 +18,9 @@ import type { SessionRegistry } from "../mcp/sessions.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middleware.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
-import { type AuthServer, registerOAuthRoutes } from "./oauth_routes.ts";
+import { type AuthServer, limitBrowserAndOAuth, registerOAuthRoutes } from "./oauth_routes.ts";
+import { RateLimits } from "./rate_limit.ts";
+import type { Principal } from "../core/principal.ts";
 import { registerCredentialRoutes } from "./web_routes.ts";
 import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
 
@@ -29,6 +31,7 @@ export interface RouteDeps {
   logger: Logger;
   /** The authorization server, when `oauth:` is configured. */
   authServer?: AuthServer;
+  now: () => number;
 }
 
 type Handler = (request: Request, ctx: FrontContext) => Response | Promise<Response>;
@@ -41,6 +44,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const origins = allowedOriginSet(config.baseUrl, config.allowedOrigins);
   const corsOrigins = new Set(config.allowedOrigins);
+  const limits = new RateLimits(config.rateLimits, deps.now);
   // Well-known metadata lives at the origin's root even when the gateway has a base path.
   const root = new Hono<GatewayEnv>();
   const app = root.basePath(basePath || "/");
@@ -76,6 +80,17 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       c.req.raw,
       c.env?.remoteAddress ?? "unknown",
     );
+    const limited = auth.ok ? mcpRateLimited(auth.principal) : undefined;
+    if (limited) {
+      const response = httpError(
+        429,
+        "rate_limited",
+        `too many requests; try again in ${limited.wait} s (limit: rateLimits.${limited.limit})`,
+        { "retry-after": String(limited.wait) },
+      );
+      if (origin && corsOrigins.has(origin)) addCors(response, origin);
+      return response;
+    }
     if (!auth.ok) {
       const response = httpError(
         auth.error === "invalid_request" ? 400 : 401,
@@ -112,6 +127,18 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     return parts.join(", ");
   };
 
+  /** Per person, then per client: which limit stops this caller, and for how long. */
+  const mcpRateLimited = (principal: Principal) => {
+    const user = limits.take("mcpPerUser", principal.id);
+    if (user) return { wait: user, limit: "mcpPerUser" };
+    if (!principal.clientId) return undefined;
+    const client = limits.take(
+      "mcpPerClient",
+      RateLimits.clientKey(principal.clientId, principal.id),
+    );
+    return client ? { wait: client, limit: "mcpPerClient" } : undefined;
+  };
+
   const lookupServer = (raw: string): ServerConfig | undefined => {
     const name = parseServerName(raw);
     return name ? config.servers.get(name) : undefined;
@@ -132,7 +159,8 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     return response;
   };
 
-  registerOAuthRoutes(root, app, config, deps.authServer, logger);
+  limitBrowserAndOAuth(app, limits);
+  registerOAuthRoutes(root, app, config, deps.authServer, logger, limits);
   registerCredentialRoutes(app, deps.authServer);
 
   app.post("/:server/mcp", mcp(handleStreamablePost));

@@ -1,0 +1,25 @@
+import assert from "node:assert/strict";
+import { RateLimiter } from "./rate_limit.ts";
+
+Deno.test("RateLimiter.take() allows a burst of `count`, then refills evenly", () => {
+  let now = 0;
+  const limiter = new RateLimiter({ count: 3, perMs: 60_000 }, () => now);
+  assert.deepEqual([1, 2, 3].map(() => limiter.take("alice")), [0, 0, 0]);
+  assert.equal(limiter.take("alice"), 20);
+  assert.equal(limiter.take("bob"), 0, "each key has its own bucket");
+  now += 19_000;
+  assert.equal(limiter.take("alice"), 1);
+  now += 1_000;
+  assert.equal(limiter.take("alice"), 0);
+  assert.equal(limiter.take("alice"), 20);
+});
+
+Deno.test("RateLimiter forgets refilled buckets rather than growing without bound", () => {
+  let now = 0;
+  const limiter = new RateLimiter({ count: 1, perMs: 1_000 }, () => now);
+  for (let i = 0; i < 100_000; i++) limiter.take(`address-${i}`);
+  assert.equal(limiter.size, 100_000);
+  now += 2_000;
+  limiter.take("one more");
+  assert.equal(limiter.size, 1);
+});
