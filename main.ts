@@ -83,7 +83,13 @@ async function serve(config: ResolvedConfig): Promise<number> {
     logger.error("cannot open storage", { storage: config.storage, error });
     return EXIT.runtime;
   }
-  const gateway = await createGateway(config, { store, logger, clock: systemClock });
+  const gateway = await createGateway(config, {
+    store,
+    logger,
+    clock: systemClock,
+    // The audit trail is kept whatever logLevel says.
+    auditLogger: createLogger("info"),
+  });
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({

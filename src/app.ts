@@ -32,6 +32,7 @@ import { randomBase64Url } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry } from "./mcp/sessions.ts";
+import { loggerAudit } from "./observability/audit.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
@@ -47,6 +48,8 @@ export interface GatewayDeps {
   store: Store;
   logger: Logger;
   clock: Clock;
+  /** Where audit events go; by default the logger (main.ts gives one that ignores logLevel). */
+  auditLogger?: Logger;
 }
 
 /** Grace a stdio child gets between SIGTERM and SIGKILL; bounded by the shutdown grace. */
@@ -64,6 +67,9 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
     logger,
     now: () => clock.now(),
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
+    audit: config.audit.enabled
+      ? loggerAudit(deps.auditLogger ?? logger, config.audit.arguments)
+      : undefined,
     connect: (server, user, options) => {
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") return connectBackend(server, user, options, tokens);

@@ -72,6 +72,14 @@ Deno.test("a full flow logs no secret: master secret, client secrets, codes, tok
     await (await postForm(agent, setup.url, "/logout", { csrf: csrfOf(tokensPage) })).body
       ?.cancel();
 
+    // The audit trail names the person and the client behind each call.
+    const audits = setup.gw.logs.map((line) => JSON.parse(line)).filter((l) => l.msg === "audit");
+    const linearCall = audits.find((l) => l.target === "linear.echo_environment");
+    assert.equal(linearCall?.email, "alice@example.com");
+    assert.equal(linearCall?.client, provider.clientInfo!.client_id);
+    assert.equal(linearCall?.server, "work");
+    assert.equal(linearCall?.outcome, "ok");
+
     const logs = setup.gw.logs.join("\n");
     const events = new Set(setup.gw.logs.map((line) => JSON.parse(line).msg));
     for (

@@ -22,6 +22,13 @@ export interface Limits {
   maxMessageBytes: number;
 }
 
+/** The audit trail of calls (tools/call, prompts/get, resources/read). */
+export interface AuditConfig {
+  enabled: boolean;
+  /** Include the call's arguments; off by default, they often carry personal data. */
+  arguments: boolean;
+}
+
 /** Request rates per caller; an absent rate is not limited. */
 export interface RateLimitConfig {
   /** MCP requests per person (or per bearer token). */
@@ -182,6 +189,7 @@ export interface ResolvedConfig {
   allowedOrigins: string[];
   limits: Limits;
   rateLimits: RateLimitConfig;
+  audit: AuditConfig;
   /** How long shutdown waits for streams and backends before it kills them. */
   shutdownGraceMs: number;
   logLevel: LogLevel;

@@ -47,6 +47,7 @@ const TOP_KEYS = [
   "previousSecrets",
   "oauth",
   "rateLimits",
+  "audit",
 ];
 const LIMIT_KEYS = [
   "sessionsPerUser",
@@ -357,6 +358,14 @@ function checkAggregates(
   }
 }
 
+function parseAudit(c: Checker, value: unknown): ResolvedConfig["audit"] {
+  const raw = c.object(value, ["audit"], ["enabled", "arguments"]) ?? {};
+  return {
+    enabled: c.boolean(raw.enabled, ["audit", "enabled"], true),
+    arguments: c.boolean(raw.arguments, ["audit", "arguments"], false),
+  };
+}
+
 /** Validates a parsed configuration document: the resolved config, or every issue found. */
 export function validateConfig(
   input: unknown,
@@ -424,6 +433,7 @@ export function validateConfig(
     allowedOrigins: parseOrigins(c, raw.allowedOrigins),
     limits: parseLimits(c, raw.limits),
     rateLimits: parseRateLimits(c, raw.rateLimits),
+    audit: parseAudit(c, raw.audit),
     shutdownGraceMs: c.duration(raw.shutdownGrace, ["shutdownGrace"], DEFAULT_SHUTDOWN_GRACE_MS),
     logLevel: logLevel as LogLevel,
     servers,

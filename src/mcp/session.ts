@@ -7,6 +7,7 @@ import type { ServerConfig } from "../config/types.ts";
 import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import type { Logger } from "../observability/logger.ts";
+import { AUDITED_METHODS, type AuditLog, type AuditOutcome } from "../observability/audit.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
 import type { Backend } from "./backends/connect.ts";
@@ -34,6 +35,9 @@ interface PendingRequest {
   method: string;
   progressToken?: string | number;
   timer: ReturnType<typeof setTimeout>;
+  startedAt: number;
+  /** For audited methods: what was called, and with which arguments (when audited). */
+  audit?: { target?: string; arguments?: unknown };
 }
 
 export interface SessionOptions {
@@ -44,6 +48,8 @@ export interface SessionOptions {
   requestTimeoutMs: number;
   logger: Logger;
   now: () => number;
+  /** Where calls are recorded: who called which tool, outcome, duration. */
+  audit?: AuditLog;
 }
 
 export class Session {
@@ -116,7 +122,7 @@ export class Session {
       classified.kind === "notification" && classified.message.method === "notifications/cancelled"
     ) {
       const requestId = classified.message.params?.requestId as RequestId | undefined;
-      if (requestId !== undefined) this.#settle(requestId);
+      if (requestId !== undefined) this.#finish(this.#settle(requestId), "cancelled");
     }
     await this.#send(message).catch((error) =>
       this.#options.logger.warn("could not forward to backend", { error })
@@ -142,17 +148,23 @@ export class Session {
       method: request.method,
       progressToken,
       timer: this.#startTimer(request.id, request.method),
+      startedAt: this.#options.now(),
+      audit: this.#auditDetails(request),
     });
     try {
       await this.#send(request as JSONRPCMessage);
     } catch (error) {
-      if (error instanceof CredentialRequiredError && this.#settle(request.id)) {
+      const pending = this.#settle(request.id);
+      if (!pending) return;
+      if (error instanceof CredentialRequiredError) {
         const body = credentialRpcError(error, supportsUrlElicitation(this.clientCapabilities));
+        this.#finish(pending, "error", body.code);
         this.#channel?.deliver(
           errorResponse(request.id, body.code, body.message, body.data),
           request.id,
         );
-      } else if (this.#settle(request.id)) {
+      } else {
+        this.#finish(pending, "error", RpcErrorCode.backendError);
         this.#reply(
           request.id,
           RpcErrorCode.backendError,
@@ -165,7 +177,9 @@ export class Session {
   #startTimer(id: RequestId, method: string): ReturnType<typeof setTimeout> {
     const timeoutMs = this.#options.requestTimeoutMs;
     return setTimeout(() => {
-      if (!this.#settle(id)) return;
+      const pending = this.#settle(id);
+      if (!pending) return;
+      this.#finish(pending, "timeout");
       this.#reply(
         id,
         RpcErrorCode.requestTimeout,
@@ -185,14 +199,44 @@ export class Session {
     return this.#options.backend.transport.send(message);
   }
 
-  /** Forgets a pending request; true if it was still pending. */
-  #settle(id: RequestId): boolean {
+  /** Forgets a pending request; returns it if it was still pending. */
+  #settle(id: RequestId): PendingRequest | undefined {
     const key = idKey(id);
     const pending = this.#pending.get(key);
-    if (!pending) return false;
+    if (!pending) return undefined;
     clearTimeout(pending.timer);
     this.#pending.delete(key);
-    return true;
+    return pending;
+  }
+
+  #auditDetails(request: RpcRequest): PendingRequest["audit"] {
+    const audit = this.#options.audit;
+    if (!audit || !AUDITED_METHODS.has(request.method)) return undefined;
+    const params = request.params as Record<string, unknown> | undefined;
+    const target = request.method === "resources/read" ? params?.uri : params?.name;
+    return {
+      target: typeof target === "string" ? target.slice(0, 512) : undefined,
+      arguments: audit.withArguments ? params?.arguments : undefined,
+    };
+  }
+
+  /** Records an audited request's outcome. */
+  #finish(pending: PendingRequest | undefined, outcome: AuditOutcome, errorCode?: number): void {
+    if (!pending?.audit || !this.#options.audit) return;
+    const { principal } = this;
+    this.#options.audit.record({
+      user: principal.id,
+      ...(principal.email !== undefined && { email: principal.email }),
+      ...(principal.clientId !== undefined && { client: principal.clientId }),
+      server: this.server.name,
+      session: this.id,
+      method: pending.method,
+      ...(pending.audit.target !== undefined && { target: pending.audit.target }),
+      outcome,
+      ...(errorCode !== undefined && { errorCode }),
+      durationMs: Math.round((this.#options.now() - pending.startedAt) * 10) / 10,
+      ...(pending.audit.arguments !== undefined && { arguments: pending.audit.arguments }),
+    });
   }
 
   #reply(id: RequestId, code: number, message: string): void {
@@ -213,6 +257,11 @@ export class Session {
         return;
       }
       this.#settle(response.id);
+      if (pending.audit) {
+        const result = response.result as { isError?: unknown } | undefined;
+        if (response.error) this.#finish(pending, "error", response.error.code);
+        else this.#finish(pending, result?.isError === true ? "tool_error" : "ok");
+      }
       if (pending.method === "initialize") this.#initialized(response);
       this.#channel?.deliver(message, response.id);
       return;
@@ -265,7 +314,7 @@ export class Session {
     this.#closed = true;
     const why = reason;
     for (const pending of [...this.#pending.values()]) {
-      this.#settle(pending.id);
+      this.#finish(this.#settle(pending.id), "session_ended");
       this.#reply(
         pending.id,
         RpcErrorCode.backendError,

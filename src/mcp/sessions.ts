@@ -6,6 +6,7 @@ import type { Limits, ServerConfig } from "../config/types.ts";
 import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import { randomHex } from "../crypto/random.ts";
+import type { AuditLog } from "../observability/audit.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Backend, BackendOptions } from "./backends/connect.ts";
 import type { PlaceholderValues } from "./backends/placeholders.ts";
@@ -21,6 +22,7 @@ export interface SessionRegistryOptions {
   now: () => number;
   /** Grace a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  audit?: AuditLog;
   /**
    * Makes the backend connection for a session (one backend, or an aggregate's members).
    * Throws `CredentialRequiredError` when the backend needs a credential the person lacks.
@@ -88,6 +90,7 @@ export class SessionRegistry {
       requestTimeoutMs: limits.requestTimeoutMs,
       logger: sessionLogger,
       now: this.options.now,
+      audit: this.options.audit,
     });
     this.#sessions.set(id, session);
     this.#perUser.set(principal.id, held + 1);

@@ -1,0 +1,47 @@
+/**
+ * The audit trail: who (person, client) called which server and tool, when, with what outcome
+ * and how long it took. One JSON line per call, `msg: "audit"`, through the structured logger
+ * (so it lands wherever the logs go and shares their redaction). Arguments are left out unless
+ * the operator asks for them (`audit.arguments: true`): they often carry personal data.
+ */
+import type { Logger } from "./logger.ts";
+
+export type AuditOutcome =
+  | "ok"
+  | "tool_error"
+  | "error"
+  | "timeout"
+  | "cancelled"
+  | "session_ended";
+
+export interface AuditEvent {
+  user: string;
+  email?: string;
+  client?: string;
+  server: string;
+  session: string;
+  method: string;
+  /** The tool or prompt name, or the resource URI. */
+  target?: string;
+  outcome: AuditOutcome;
+  /** The JSON-RPC error code, for outcome "error". */
+  errorCode?: number;
+  durationMs: number;
+  arguments?: unknown;
+}
+
+export interface AuditLog {
+  /** Whether events carry the call's arguments. */
+  readonly withArguments: boolean;
+  record(event: AuditEvent): void;
+}
+
+/** The methods audited: the ones that act (tools) or read content (prompts, resources). */
+export const AUDITED_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
+
+export function loggerAudit(logger: Logger, withArguments: boolean): AuditLog {
+  return {
+    withArguments,
+    record: (event) => logger.info("audit", { ...event }),
+  };
+}
