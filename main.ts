@@ -74,6 +74,28 @@ async function load(path: string): Promise<ResolvedConfig | undefined> {
   }
 }
 
+/** /metrics on a listener of its own (keep it on a private interface); nothing else there. */
+function serveMetrics(
+  listen: { hostname: string; port: number },
+  gateway: { metrics(): string },
+  logger: ReturnType<typeof createLogger>,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve(
+    {
+      hostname: listen.hostname,
+      port: listen.port,
+      onListen: () =>
+        logger.info("metrics listening", { listen: `${listen.hostname}:${listen.port}` }),
+    },
+    (request) =>
+      new URL(request.url).pathname === "/metrics" && request.method === "GET"
+        ? new Response(gateway.metrics(), {
+          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+        })
+        : new Response("not found\n", { status: 404 }),
+  );
+}
+
 async function serve(config: ResolvedConfig): Promise<number> {
   const logger = createLogger(config.logLevel);
   let store;
@@ -109,6 +131,15 @@ async function serve(config: ResolvedConfig): Promise<number> {
     store.close();
     return EXIT.runtime;
   }
+  let metricsServer: Deno.HttpServer<Deno.NetAddr> | undefined;
+  try {
+    if (config.metrics.listen) metricsServer = serveMetrics(config.metrics.listen, gateway, logger);
+  } catch (error) {
+    logger.error("cannot listen for metrics", { listen: config.metrics.listen, error });
+    await Promise.all([gateway.close(), server.shutdown()]);
+    store.close();
+    return EXIT.runtime;
+  }
 
   const stopped = Promise.withResolvers<void>();
   let stopping = false;
@@ -118,7 +149,10 @@ async function serve(config: ResolvedConfig): Promise<number> {
     logger.info("shutting down", { signal, graceMs: config.shutdownGraceMs });
     const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
     // Ending sessions closes their streams, so the server's shutdown can finish.
-    await Promise.race([Promise.all([gateway.close(), server.shutdown()]), deadline]);
+    await Promise.race([
+      Promise.all([gateway.close(), server.shutdown(), metricsServer?.shutdown()]),
+      deadline,
+    ]);
     store.close();
     logger.info("stopped");
     stopped.resolve();

@@ -32,7 +32,9 @@ import { randomBase64Url } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry } from "./mcp/sessions.ts";
-import { loggerAudit } from "./observability/audit.ts";
+import { type AuditLog, loggerAudit } from "./observability/audit.ts";
+import { GatewayMetrics } from "./observability/metrics.ts";
+import { liveChildren } from "./mcp/backends/spawner.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
@@ -40,6 +42,8 @@ import type { Store } from "./store/store.ts";
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
   sessions: SessionRegistry;
+  /** The Prometheus exposition of the gateway's metrics. */
+  metrics(): string;
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
 }
@@ -62,14 +66,13 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
     ? await createAuthServer(config, config.oauth, master, deps)
     : undefined;
   const caches = new Map<ServerName, DiscoveryCache>();
+  const metrics = new GatewayMetrics();
   const sessions = new SessionRegistry({
     limits: config.limits,
     logger,
     now: () => clock.now(),
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
-    audit: config.audit.enabled
-      ? loggerAudit(deps.auditLogger ?? logger, config.audit.arguments)
-      : undefined,
+    audit: callRecorder(config, metrics, deps.auditLogger ?? logger),
     connect: (server, user, options) => {
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") return connectBackend(server, user, options, tokens);
@@ -101,9 +104,12 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
     logger,
     authServer: oauth?.server,
     now: () => clock.now(),
+    metrics,
   });
+  addReadings(metrics, sessions, caches);
   return {
     sessions,
+    metrics: () => metrics.registry.render(),
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: () => sessions.closeAll("the gateway is shutting down"),
@@ -213,6 +219,49 @@ async function createAuthServer(
     verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),
     credentials,
   };
+}
+
+/** Counts and times every audited call; writes the audit line when the trail is enabled. */
+function callRecorder(config: ResolvedConfig, metrics: GatewayMetrics, logger: Logger): AuditLog {
+  const trail = config.audit.enabled ? loggerAudit(logger, config.audit.arguments) : undefined;
+  return {
+    withArguments: trail?.withArguments ?? false,
+    record(event) {
+      metrics.calls.inc({ server: event.server, outcome: event.outcome });
+      metrics.callDuration.observe(event.durationMs / 1000, { server: event.server });
+      trail?.record(event);
+    },
+  };
+}
+
+/** What is read when scraped: open sessions, backend processes, aggregate cache lookups. */
+function addReadings(
+  metrics: GatewayMetrics,
+  sessions: SessionRegistry,
+  caches: Map<ServerName, DiscoveryCache>,
+): void {
+  metrics.registry.reading(
+    "gatehouse_sessions",
+    "Open client sessions, by server.",
+    "gauge",
+    () => [...sessions.countByServer()].map(([server, count]) => [{ server }, count]),
+  );
+  metrics.registry.reading(
+    "gatehouse_backend_processes",
+    "Backend processes (stdio servers) running.",
+    "gauge",
+    () => [[{}, liveChildren()]],
+  );
+  metrics.registry.reading(
+    "gatehouse_aggregate_cache_lookups_total",
+    "Aggregate discovery cache lookups, by aggregate and result.",
+    "counter",
+    () =>
+      [...caches].flatMap(([aggregate, cache]) => [
+        [{ aggregate, result: "hit" }, cache.stats.hits],
+        [{ aggregate, result: "miss" }, cache.stats.misses],
+      ]),
+  );
 }
 
 /** One person's credentials as their sessions' backends use them. */

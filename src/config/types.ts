@@ -22,6 +22,12 @@ export interface Limits {
   maxMessageBytes: number;
 }
 
+/** Where Prometheus scrapes /metrics: behind a bearer token, and/or on a listener of its own. */
+export interface MetricsConfig {
+  token?: Secret;
+  listen?: { hostname: string; port: number };
+}
+
 /** The audit trail of calls (tools/call, prompts/get, resources/read). */
 export interface AuditConfig {
   enabled: boolean;
@@ -190,6 +196,7 @@ export interface ResolvedConfig {
   limits: Limits;
   rateLimits: RateLimitConfig;
   audit: AuditConfig;
+  metrics: MetricsConfig;
   /** How long shutdown waits for streams and backends before it kills them. */
   shutdownGraceMs: number;
   logLevel: LogLevel;

@@ -48,6 +48,7 @@ const TOP_KEYS = [
   "oauth",
   "rateLimits",
   "audit",
+  "metrics",
 ];
 const LIMIT_KEYS = [
   "sessionsPerUser",
@@ -65,12 +66,16 @@ const HTTP_KEYS = [...COMMON_SERVER_KEYS, ...USER_TOKEN_KEYS, "url", "headers"];
 const TRANSPORTS = ["stdio", "streamable-http", "sse", "aggregate"];
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
 
-function parseListen(c: Checker, value: unknown): { hostname: string; port: number } {
+function parseListen(
+  c: Checker,
+  value: unknown,
+  path: ConfigPath = ["listen"],
+): { hostname: string; port: number } {
   const text = value === undefined ? DEFAULT_LISTEN : String(value);
   const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : NaN;
   if (!match || port > 65535) {
-    c.fail(["listen"], `expected host:port, got ${describe(value)}`, 'write e.g. "127.0.0.1:8080"');
+    c.fail(path, `expected host:port, got ${describe(value)}`, 'write e.g. "127.0.0.1:8080"');
     return { hostname: "127.0.0.1", port: 8080 };
   }
   return { hostname: match[1].replace(/^\[|\]$/g, ""), port };
@@ -358,6 +363,20 @@ function checkAggregates(
   }
 }
 
+function parseMetrics(c: Checker, value: unknown): ResolvedConfig["metrics"] {
+  const raw = c.object(value, ["metrics"], ["token", "listen"]) ?? {};
+  const token = c.optionalString(raw.token, ["metrics", "token"]);
+  if (token !== undefined && token.length < 16) {
+    c.fail(["metrics", "token"], "is shorter than 16 characters", "e.g. ${METRICS_TOKEN}");
+  }
+  return {
+    token: token === undefined ? undefined : new Secret(token),
+    listen: raw.listen === undefined
+      ? undefined
+      : parseListen(c, raw.listen, ["metrics", "listen"]),
+  };
+}
+
 function parseAudit(c: Checker, value: unknown): ResolvedConfig["audit"] {
   const raw = c.object(value, ["audit"], ["enabled", "arguments"]) ?? {};
   return {
@@ -434,6 +453,7 @@ export function validateConfig(
     limits: parseLimits(c, raw.limits),
     rateLimits: parseRateLimits(c, raw.rateLimits),
     audit: parseAudit(c, raw.audit),
+    metrics: parseMetrics(c, raw.metrics),
     shutdownGraceMs: c.duration(raw.shutdownGrace, ["shutdownGrace"], DEFAULT_SHUTDOWN_GRACE_MS),
     logLevel: logLevel as LogLevel,
     servers,

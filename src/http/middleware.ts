@@ -2,6 +2,7 @@
 import type { MiddlewareHandler } from "hono";
 import { randomHex } from "../crypto/random.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { GatewayMetrics } from "../observability/metrics.ts";
 
 export type GatewayEnv = {
   Bindings: { remoteAddress?: string };
@@ -33,11 +34,32 @@ export function securityHeaders(): MiddlewareHandler<GatewayEnv> {
   };
 }
 
-/** One line per request: never the query string, never a header value. */
-export function accessLog(logger: Logger): MiddlewareHandler<GatewayEnv> {
+/** What kind of endpoint a path is, for metrics: a small closed set. */
+export function endpointKind(path: string, basePath: string): string {
+  const rest = path.startsWith(basePath) ? path.slice(basePath.length) : path;
+  const mcp = /^\/[^/]+\/(mcp|sse|message)$/.exec(rest);
+  if (mcp) return mcp[1];
+  if (rest.startsWith("/my/")) return "page";
+  if (rest === "/health" || rest === "/metrics") return rest.slice(1);
+  if (
+    /^\/(authorize|token|register|clients|oauth|logout)(\/|$)/.test(rest) ||
+    path.startsWith("/.well-known/")
+  ) return "oauth";
+  return "other";
+}
+
+/** One line per request (never the query string, never a header value), and its metrics. */
+export function accessLog(
+  logger: Logger,
+  metrics: GatewayMetrics,
+  basePath: string,
+): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     const started = performance.now();
     await next();
+    const kind = endpointKind(c.req.path, basePath);
+    metrics.httpRequests.inc({ kind, status: String(c.res.status) });
+    metrics.httpDuration.observe((performance.now() - started) / 1000, { kind });
     logger.info("request", {
       requestId: c.get("requestId"),
       method: c.req.method,

@@ -7,6 +7,7 @@ import type { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { errorPage } from "../web/pages.ts";
 import { RateLimits } from "./rate_limit.ts";
+import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import { parseClientId, parseServerName, type ServerName } from "../core/ids.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
@@ -124,6 +125,7 @@ export function registerOAuthRoutes(
   auth: AuthServer | undefined,
   logger: Logger,
   limits: RateLimits,
+  metrics: GatewayMetrics,
 ): void {
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const notConfigured = () =>
@@ -241,9 +243,11 @@ export function registerOAuthRoutes(
         if (wait) return tooManyRequests(wait, "rateLimits.tokenPerClient");
       }
       const response = await handleTokenRequest(form, authorization, auth.tokenDeps);
+      metrics.tokensIssued.inc({ grant_type: form.get("grant_type")! });
       return json(response, 200, NO_STORE);
     } catch (error) {
       if (error instanceof OAuthError) {
+        metrics.tokenRefusals.inc({ reason: error.code });
         if (error.code !== "invalid_request") {
           logger.info("token refused", { reason: error.code, detail: error.description });
         }

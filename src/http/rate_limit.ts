@@ -61,7 +61,11 @@ export class RateLimiter {
 export class RateLimits {
   readonly #limiters = new Map<keyof RateLimitConfig, RateLimiter>();
 
-  constructor(config: RateLimitConfig, now: () => number) {
+  constructor(
+    config: RateLimitConfig,
+    now: () => number,
+    private readonly onLimited: (kind: keyof RateLimitConfig) => void = () => {},
+  ) {
     for (const [kind, rate] of Object.entries(config) as [keyof RateLimitConfig, Rate][]) {
       this.#limiters.set(kind, new RateLimiter(rate, now));
     }
@@ -69,7 +73,9 @@ export class RateLimits {
 
   /** 0 when `key` may go on under `kind`'s limit (or there is none), else seconds to wait. */
   take(kind: keyof RateLimitConfig, key: string): number {
-    return this.#limiters.get(kind)?.take(key) ?? 0;
+    const wait = this.#limiters.get(kind)?.take(key) ?? 0;
+    if (wait) this.onLimited(kind);
+    return wait;
   }
 
   /** The key a client is counted under: a metadata-document client (one URL shared by everyone

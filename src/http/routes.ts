@@ -20,6 +20,8 @@ import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middle
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
 import { type AuthServer, limitBrowserAndOAuth, registerOAuthRoutes } from "./oauth_routes.ts";
 import { RateLimits } from "./rate_limit.ts";
+import type { GatewayMetrics } from "../observability/metrics.ts";
+import { timingSafeEqualText } from "../crypto/compare.ts";
 import type { Principal } from "../core/principal.ts";
 import { registerCredentialRoutes } from "./web_routes.ts";
 import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
@@ -32,6 +34,7 @@ export interface RouteDeps {
   /** The authorization server, when `oauth:` is configured. */
   authServer?: AuthServer;
   now: () => number;
+  metrics: GatewayMetrics;
 }
 
 type Handler = (request: Request, ctx: FrontContext) => Response | Promise<Response>;
@@ -44,12 +47,16 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const origins = allowedOriginSet(config.baseUrl, config.allowedOrigins);
   const corsOrigins = new Set(config.allowedOrigins);
-  const limits = new RateLimits(config.rateLimits, deps.now);
+  const limits = new RateLimits(
+    config.rateLimits,
+    deps.now,
+    (limit) => deps.metrics.rateLimited.inc({ limit }),
+  );
   // Well-known metadata lives at the origin's root even when the gateway has a base path.
   const root = new Hono<GatewayEnv>();
   const app = root.basePath(basePath || "/");
 
-  root.use("*", requestId(), accessLog(logger), securityHeaders());
+  root.use("*", requestId(), accessLog(logger, deps.metrics, basePath), securityHeaders());
   root.onError((error, c) => {
     logger.error("unhandled error", { requestId: c.get("requestId"), error });
     return httpError(500, "server_error", "the gateway failed to handle this request");
@@ -57,6 +64,19 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   root.notFound(() => httpError(404, "not_found", "no such endpoint"));
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+  app.get("/metrics", (c) => {
+    const token = config.metrics.token?.reveal();
+    if (!token) return httpError(404, "not_found", "no such endpoint");
+    const given = /^Bearer[ ]+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (!given || !timingSafeEqualText(given, token)) {
+      return httpError(401, "unauthorized", "send Authorization: Bearer <metrics.token>", {
+        "www-authenticate": 'Bearer realm="gatehouse-metrics"',
+      });
+    }
+    return new Response(deps.metrics.registry.render(), {
+      headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+    });
+  });
 
   /** Resolves server, origin and auth, then runs the MCP handler for this request. */
   const mcp = (handler: Handler) => async (c: Context<GatewayEnv>) => {
@@ -92,6 +112,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       return response;
     }
     if (!auth.ok) {
+      deps.metrics.authRefusals.inc({ server: server.name, reason: auth.error });
       const response = httpError(
         auth.error === "invalid_request" ? 400 : 401,
         auth.error,
@@ -160,7 +181,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   };
 
   limitBrowserAndOAuth(app, limits);
-  registerOAuthRoutes(root, app, config, deps.authServer, logger, limits);
+  registerOAuthRoutes(root, app, config, deps.authServer, logger, limits, deps.metrics);
   registerCredentialRoutes(app, deps.authServer);
 
   app.post("/:server/mcp", mcp(handleStreamablePost));

@@ -50,6 +50,15 @@ export class SessionRegistry {
     return this.#sessions.size;
   }
 
+  /** Open sessions per server name. */
+  countByServer(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const session of this.#sessions.values()) {
+      counts.set(session.server.name, (counts.get(session.server.name) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   get(id: SessionId): Session | undefined {
     return this.#sessions.get(id);
   }

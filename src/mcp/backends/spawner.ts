@@ -33,8 +33,15 @@ function safeEnvGet(name: string): string | undefined {
   }
 }
 
+let live = 0;
+
+/** Backend processes running now (for metrics). */
+export function liveChildren(): number {
+  return live;
+}
+
 export function spawn(spec: SpawnSpec): Deno.ChildProcess {
-  return new Deno.Command(spec.command, {
+  const child = new Deno.Command(spec.command, {
     args: spec.args,
     env: childEnvironment(spec.env),
     clearEnv: true,
@@ -43,4 +50,7 @@ export function spawn(spec: SpawnSpec): Deno.ChildProcess {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  live++;
+  child.status.then(() => live--, () => live--);
+  return child;
 }
