@@ -96,7 +96,7 @@ function serveMetrics(
   );
 }
 
-async function serve(config: ResolvedConfig): Promise<number> {
+async function serve(config: ResolvedConfig, configPath: string): Promise<number> {
   const logger = createLogger(config.logLevel);
   let store;
   try {
@@ -105,13 +105,14 @@ async function serve(config: ResolvedConfig): Promise<number> {
     logger.error("cannot open storage", { storage: config.storage, error });
     return EXIT.runtime;
   }
-  const gateway = await createGateway(config, {
+  const deps = {
     store,
     logger,
     clock: systemClock,
     // The audit trail is kept whatever logLevel says.
     auditLogger: createLogger("info"),
-  });
+  };
+  let gateway = await createGateway(config, deps);
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({
@@ -133,7 +134,13 @@ async function serve(config: ResolvedConfig): Promise<number> {
   }
   let metricsServer: Deno.HttpServer<Deno.NetAddr> | undefined;
   try {
-    if (config.metrics.listen) metricsServer = serveMetrics(config.metrics.listen, gateway, logger);
+    if (config.metrics.listen) {
+      metricsServer = serveMetrics(
+        config.metrics.listen,
+        { metrics: () => gateway.metrics() },
+        logger,
+      );
+    }
   } catch (error) {
     logger.error("cannot listen for metrics", { listen: config.metrics.listen, error });
     await Promise.all([gateway.close(), server.shutdown()]);
@@ -160,6 +167,45 @@ async function serve(config: ResolvedConfig): Promise<number> {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     Deno.addSignalListener(signal, () => void stop(signal));
   }
+
+  // SIGHUP (systemctl reload): read the file again; a bad one changes nothing.
+  let reloading = false;
+  Deno.addSignalListener("SIGHUP", async () => {
+    if (reloading || stopping) return;
+    reloading = true;
+    try {
+      const next = await loadConfigFile(configPath, env);
+      const fixed = (["listen", "storage", "metrics"] as const).filter((key) =>
+        JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key])
+      );
+      if (fixed.length) {
+        logger.warn("these settings change only on restart; the running values stay", { fixed });
+      }
+      gateway = await createGateway(
+        { ...next, listen: config.listen, storage: config.storage, metrics: config.metrics },
+        deps,
+        gateway,
+      );
+      logger.info("configuration reloaded", { servers: [...next.servers.keys()] });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) {
+        logger.error("configuration reload failed; keeping the running configuration", { error });
+      } else {
+        for (const issue of error.issues) {
+          logger.error("configuration reload refused", {
+            file: configPath,
+            line: issue.line,
+            path: issue.path.join("."),
+            problem: issue.message,
+            hint: issue.hint,
+          });
+        }
+        logger.error("keeping the running configuration", { errors: error.issues.length });
+      }
+    } finally {
+      reloading = false;
+    }
+  });
   await stopped.promise;
   return EXIT.ok;
 }
@@ -188,7 +234,7 @@ async function main(args: string[]): Promise<number> {
     );
     return EXIT.ok;
   }
-  return await serve(config);
+  return await serve(config, command.configPath);
 }
 
 if (import.meta.main) {

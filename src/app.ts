@@ -2,7 +2,12 @@
  * The composition root: resolved config + adapters → the gateway's `fetch` and `close`.
  * The only place that constructs concrete implementations.
  */
-import type { BackendServerConfig, OAuthConfig, ResolvedConfig } from "./config/types.ts";
+import type {
+  BackendServerConfig,
+  OAuthConfig,
+  ResolvedConfig,
+  ServerConfig,
+} from "./config/types.ts";
 import { connectBackend, type PersonTokens } from "./mcp/backends/connect.ts";
 import { createAggregateBackend } from "./mcp/aggregate/backend.ts";
 import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
@@ -31,7 +36,8 @@ import { Secret } from "./core/secret.ts";
 import { randomBase64Url } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
 import { buildRoutes } from "./http/routes.ts";
-import { SessionRegistry } from "./mcp/sessions.ts";
+import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
+import { sameConfig } from "./config/compare.ts";
 import { type AuditLog, loggerAudit } from "./observability/audit.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { liveChildren } from "./mcp/backends/spawner.ts";
@@ -42,8 +48,12 @@ import type { Store } from "./store/store.ts";
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
   sessions: SessionRegistry;
+  /** The configuration it runs on. */
+  readonly config: ResolvedConfig;
   /** The Prometheus exposition of the gateway's metrics. */
   metrics(): string;
+  /** What a configuration reload carries over: counters, and the aggregate caches' table. */
+  readonly carried: { metrics: GatewayMetrics; caches: Map<ServerName, DiscoveryCache> };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
 }
@@ -59,15 +69,25 @@ export interface GatewayDeps {
 /** Grace a stdio child gets between SIGTERM and SIGKILL; bounded by the shutdown grace. */
 const KILL_GRACE_MS = 2_000;
 
-export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): Promise<Gateway> {
+/**
+ * With `previous` (a configuration reload), its live sessions are taken over: those of
+ * unchanged servers continue on the new configuration.
+ */
+export async function createGateway(
+  config: ResolvedConfig,
+  deps: GatewayDeps,
+  previous?: Gateway,
+): Promise<Gateway> {
   const { logger, store, clock } = deps;
   const master = await resolveMasterSecret(config, store, logger);
   const oauth = config.oauth
     ? await createAuthServer(config, config.oauth, master, deps)
     : undefined;
-  const caches = new Map<ServerName, DiscoveryCache>();
-  const metrics = new GatewayMetrics();
-  const sessions = new SessionRegistry({
+  // Counters survive a reload; members' lists are discovered again under the new config.
+  const { metrics, caches } = previous?.carried ??
+    { metrics: new GatewayMetrics(), caches: new Map<ServerName, DiscoveryCache>() };
+  caches.clear();
+  const sessionOptions: SessionRegistryOptions = {
     limits: config.limits,
     logger,
     now: () => clock.now(),
@@ -92,7 +112,15 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
         tokens,
       });
     },
-  });
+  };
+  const sessions = previous?.sessions ?? new SessionRegistry(sessionOptions);
+  if (previous) {
+    // Sessions of servers whose configuration is unchanged continue; the others end.
+    await sessions.reconfigure(
+      sessionOptions,
+      (session) => unchangedForSession(session.server, previous.config, config),
+    );
+  }
   const authenticators = new Map<ServerName, ServerAuthenticator>();
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
@@ -106,10 +134,12 @@ export async function createGateway(config: ResolvedConfig, deps: GatewayDeps): 
     now: () => clock.now(),
     metrics,
   });
-  addReadings(metrics, sessions, caches);
+  if (!previous) addReadings(metrics, sessions, caches);
   return {
     sessions,
+    config,
     metrics: () => metrics.registry.render(),
+    carried: { metrics, caches },
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: () => sessions.closeAll("the gateway is shutting down"),
@@ -219,6 +249,20 @@ async function createAuthServer(
     verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),
     credentials,
   };
+}
+
+/** A session continues across a reload when its server (and an aggregate's members) did not change. */
+function unchangedForSession(
+  server: ServerConfig,
+  before: ResolvedConfig,
+  after: ResolvedConfig,
+): boolean {
+  const now = after.servers.get(server.name);
+  if (!sameConfig(server, now)) return false;
+  if (server.transport !== "aggregate") return true;
+  return server.members.every((member) =>
+    sameConfig(before.servers.get(member), after.servers.get(member))
+  );
 }
 
 /** Counts and times every audited call; writes the audit line when the trail is enabled. */

@@ -40,7 +40,7 @@ export class SessionRegistry {
   readonly #reaper: ReturnType<typeof setInterval>;
   #closing = false;
 
-  constructor(private readonly options: SessionRegistryOptions) {
+  constructor(private options: SessionRegistryOptions) {
     const idle = options.limits.sessionIdleTimeoutMs;
     this.#reaper = setInterval(() => this.reapIdle(), Math.max(250, Math.min(idle / 4, 30_000)));
     Deno.unrefTimer(this.#reaper);
@@ -48,6 +48,23 @@ export class SessionRegistry {
 
   get size(): number {
     return this.#sessions.size;
+  }
+
+  /**
+   * A configuration reload: new sessions get the new limits and connections; sessions whose
+   * server is gone or changed (`keep` says no) are ended, the others continue.
+   */
+  async reconfigure(
+    options: SessionRegistryOptions,
+    keep: (session: Session) => boolean,
+  ): Promise<void> {
+    this.options = options;
+    const ending = [...this.#sessions.values()].filter((session) => !keep(session));
+    await Promise.all(
+      ending.map((session) =>
+        session.close("its server was changed or removed by a configuration reload")
+      ),
+    );
   }
 
   /** Open sessions per server name. */
