@@ -218,3 +218,32 @@ Deno.test("JSON responses when the client accepts only JSON; payloads pass uncha
     });
   });
 });
+
+Deno.test("sessions over limits.sessionsPerUser get 429 with Retry-After; ending one frees a place", async () => {
+  const gw = await startGateway(`
+limits: { sessionsPerUser: 2 }
+servers:
+  min:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
+`);
+  try {
+    const url = `${gw.url}/min/mcp`;
+    const first = await openSession(url, auth);
+    await openSession(url, auth);
+    const third = await post(url, INIT, mcpHeaders(auth));
+    assert.equal(third.status, 429);
+    assert.equal(third.headers.get("retry-after"), "60");
+    assert.equal((third.json as { error: string }).error, "too_many_sessions");
+    const ended = await fetch(url, {
+      method: "DELETE",
+      headers: mcpHeaders({ ...auth, "mcp-session-id": first }),
+    });
+    await ended.body?.cancel();
+    assert.equal((await post(url, INIT, mcpHeaders(auth))).status, 200);
+  } finally {
+    await gw.close();
+  }
+});
