@@ -34,6 +34,9 @@ export interface CredentialFlowDeps {
   logger: Logger;
 }
 
+/** A query longer than this is dropped from the page a login returns to (it is stored). */
+const MAX_RETURN_QUERY = 2_048;
+
 /** Where a form or a connection returns: the tokens page, or a sign-in's services step. */
 const NEXT = /^(tokens|services:[A-Za-z0-9_-]{32})$/;
 
@@ -273,9 +276,10 @@ export class CredentialFlow {
     };
   }
 
-  /** Log in first, then come back to this very page. */
+  /** Log in first, then come back to this very page (its query only if of a sane size). */
   #signIn(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    return this.deps.loginFlow.signIn(`${url.pathname}${url.search}`);
+    const query = url.search.length <= MAX_RETURN_QUERY ? url.search : "";
+    return this.deps.loginFlow.signIn(`${url.pathname}${query}`);
   }
 }
