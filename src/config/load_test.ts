@@ -324,3 +324,13 @@ servers:
     ],
   ]);
 });
+
+Deno.test("parseConfigText() reports an unparsable baseUrl with oauth as a config error (found by the fuzzer)", () => {
+  const error = issuesOf(`baseUrl: "http://127.0.0.1:8080 <%00.."
+${OAUTH_SECTION}servers:
+  demo: { transport: stdio, command: deno }
+`);
+  assert.deepEqual(error.issues.map((i) => [i.path.join("."), i.message]), [
+    ["baseUrl", 'not a URL: "http://127.0.0.1:8080 <%00.."'],
+  ]);
+});

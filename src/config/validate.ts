@@ -385,6 +385,11 @@ function parseAudit(c: Checker, value: unknown): ResolvedConfig["audit"] {
   };
 }
 
+/** Plain http to a host other than this machine. */
+function isPlainHttpElsewhere(url: URL): boolean {
+  return url.protocol === "http:" && !isLoopbackHttp(url);
+}
+
 /** Validates a parsed configuration document: the resolved config, or every issue found. */
 export function validateConfig(
   input: unknown,
@@ -422,7 +427,11 @@ export function validateConfig(
     return new Secret(text);
   });
   const oauth = parseOAuth(c, raw.oauth);
-  if (oauth && baseUrl.startsWith("http:") && !isLoopbackHttp(new URL(baseUrl))) {
+  // An unparsable baseUrl is reported already; only a valid one is checked here.
+  if (
+    oauth && URL.canParse(baseUrl) && !isLoopbackHttp(new URL(baseUrl)) &&
+    baseUrl.startsWith("http:")
+  ) {
     c.fail(
       ["baseUrl"],
       "must be https when oauth is configured",
