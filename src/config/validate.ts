@@ -428,10 +428,7 @@ export function validateConfig(
   });
   const oauth = parseOAuth(c, raw.oauth);
   // An unparsable baseUrl is reported already; only a valid one is checked here.
-  if (
-    oauth && URL.canParse(baseUrl) && !isLoopbackHttp(new URL(baseUrl)) &&
-    baseUrl.startsWith("http:")
-  ) {
+  if (oauth && URL.canParse(baseUrl) && isPlainHttpElsewhere(new URL(baseUrl))) {
     c.fail(
       ["baseUrl"],
       "must be https when oauth is configured",
