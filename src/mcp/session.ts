@@ -171,6 +171,8 @@ export class Session {
           `could not reach the backend: ${(error as Error).message}`,
         );
       }
+      // A session whose initialize failed is of no use to anyone: end it now.
+      if (request.method === "initialize") void this.close("the backend could not be initialized");
     }
   }
 
@@ -261,6 +263,11 @@ export class Session {
         const result = response.result as { isError?: unknown } | undefined;
         if (response.error) this.#finish(pending, "error", response.error.code);
         else this.#finish(pending, result?.isError === true ? "tool_error" : "ok");
+      }
+      if (pending.method === "initialize" && response.error) {
+        this.#channel?.deliver(message, response.id);
+        void this.close("the backend refused to initialize");
+        return;
       }
       if (pending.method === "initialize") this.#initialized(response);
       this.#channel?.deliver(message, response.id);

@@ -1,0 +1,147 @@
+/**
+ * More of the fault matrix: a stdio backend that exits at start, writes half a line, floods its
+ * output, or closes stdout but keeps running; an HTTP backend that refuses connections or resets
+ * them. Each fails its own session with a clear error within its timeout, leaves no process
+ * behind, and the gateway keeps serving.
+ */
+import assert from "node:assert/strict";
+import { startGateway } from "./fixtures/gateway.ts";
+import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+function isAlive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntil(check: () => boolean, ms = 5_000): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 50) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return check();
+}
+
+const bad = (mode: string) => `
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/bad_backend.ts", ${mode}]
+    public: true`;
+
+Deno.test("fault matrix: stdio exit at start, half a line, flood, closed stdout; HTTP refused and reset", async (t) => {
+  // An HTTP "backend" that accepts connections and drops them at once.
+  const resetter = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const resetting = (async () => {
+    for await (const connection of resetter) connection.close();
+  })();
+  const closedPort = (() => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    return port;
+  })();
+  const gw = await startGateway(`
+limits: { requestTimeout: 2s, maxMessageBytes: 256KiB }
+servers:
+  exits: ${bad("exit-at-start")}
+  halfline: ${bad("half-line")}
+  flood: ${bad("flood")}
+  closes: ${bad("close-stdout")}
+  refused:
+    transport: streamable-http
+    url: http://127.0.0.1:${closedPort}/mcp
+    public: true
+  reset:
+    transport: streamable-http
+    url: http://127.0.0.1:${(resetter.addr as Deno.NetAddr).port}/mcp
+    public: true
+  fine: ${bad("none")}
+`);
+  /** initialize, then tools/call on the same session; returns the call's answer and the pid. */
+  const callAfterInit = async (server: string) => {
+    const init = await post(`${gw.url}/${server}/mcp`, INIT);
+    assert.equal(init.status, 200, init.text);
+    const name = (init.json as { result: { serverInfo: { name: string } } }).result.serverInfo.name;
+    const session = init.headers.get("mcp-session-id")!;
+    const started = performance.now();
+    const call = await post(
+      `${gw.url}/${server}/mcp`,
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x", arguments: {} } },
+      mcpHeaders({ "mcp-session-id": session }),
+    );
+    return { call, pid: Number(name.slice(4)), ms: performance.now() - started };
+  };
+  try {
+    await t.step("a stdio backend that exits at start", async () => {
+      const before = gw.gateway.sessions.size;
+      const init = await post(`${gw.url}/exits/mcp`, INIT);
+      assert.match(
+        init.text,
+        /"code":-32000,"message":"backend process exited with code 1 before answering initialize"/,
+      );
+      assert.ok(await waitUntil(() => gw.gateway.sessions.size === before));
+    });
+    await t.step(
+      "half a line, then silence: the request times out within its limit",
+      async () => {
+        const { call, ms } = await callAfterInit("halfline");
+        assert.match(call.text, /did not answer tools\/call within 2s/);
+        assert.ok(ms < 5_000);
+      },
+    );
+    await t.step("a flood past maxMessageBytes ends that session and its process", async () => {
+      const { call, pid } = await callAfterInit("flood");
+      assert.match(call.text, /262144|256 ?KiB|larger than|too large|maxMessageBytes/i);
+      assert.ok(await waitUntil(() => !isAlive(pid)), `process ${pid} is still running`);
+    });
+    await t.step(
+      "stdout closed but the process keeps running: the session ends, the process is killed",
+      async () => {
+        const { call, pid } = await callAfterInit("closes");
+        assert.match(call.text, /closed|exited|ended/);
+        assert.ok(await waitUntil(() => !isAlive(pid)), `process ${pid} is still running`);
+      },
+    );
+    await t.step(
+      "HTTP backends that refuse or reset connections: initialize fails at once, no session stays",
+      async () => {
+        const before = gw.gateway.sessions.size;
+        for (const server of ["refused", "reset"]) {
+          const started = performance.now();
+          const init = await post(`${gw.url}/${server}/mcp`, INIT);
+          assert.match(
+            init.text,
+            /"error":\{"code":-32000,"message":"could not reach the backend: /,
+          );
+          assert.ok(performance.now() - started < 3_000);
+          const session = init.headers.get("mcp-session-id");
+          if (session) {
+            const after = await post(
+              `${gw.url}/${server}/mcp`,
+              { jsonrpc: "2.0", id: 2, method: "ping" },
+              mcpHeaders({ "mcp-session-id": session }),
+            );
+            assert.equal(after.status, 404);
+          }
+        }
+        assert.ok(await waitUntil(() => gw.gateway.sessions.size === before));
+      },
+    );
+    await t.step("the gateway keeps serving", async () => {
+      const init = await post(`${gw.url}/fine/mcp`, INIT);
+      assert.equal(init.status, 200);
+      await fetch(`${gw.url}/fine/mcp`, {
+        method: "DELETE",
+        headers: mcpHeaders({ "mcp-session-id": init.headers.get("mcp-session-id")! }),
+      }).then((r) => r.body?.cancel());
+    });
+  } finally {
+    await gw.close();
+    resetter.close();
+    await resetting.catch(() => {});
+  }
+});
