@@ -7,11 +7,14 @@ const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "bad-input-token-123456";
 const auth = { authorization: `Bearer ${TOKEN}` };
 
-async function withGateway(fn: (gw: TestGateway, url: string) => Promise<void>) {
+async function withGateway(
+  fn: (gw: TestGateway, url: string) => Promise<void>,
+  limits = "{ maxMessageBytes: 64KiB }",
+) {
   const gw = await startGateway(`
 baseUrl: http://127.0.0.1:{{PORT}}
 allowedOrigins: ["https://app.example.com"]
-limits: { maxMessageBytes: 64KiB }
+limits: ${limits}
 servers:
   min:
     transport: stdio
@@ -220,17 +223,7 @@ Deno.test("JSON responses when the client accepts only JSON; payloads pass uncha
 });
 
 Deno.test("sessions over limits.sessionsPerUser get 429 with Retry-After; ending one frees a place", async () => {
-  const gw = await startGateway(`
-limits: { sessionsPerUser: 2 }
-servers:
-  min:
-    transport: stdio
-    command: deno
-    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
-    serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
-`);
-  try {
-    const url = `${gw.url}/min/mcp`;
+  await withGateway(async (_gw, url) => {
     const first = await openSession(url, auth);
     await openSession(url, auth);
     const third = await post(url, INIT, mcpHeaders(auth));
@@ -243,7 +236,5 @@ servers:
     });
     await ended.body?.cancel();
     assert.equal((await post(url, INIT, mcpHeaders(auth))).status, 200);
-  } finally {
-    await gw.close();
-  }
+  }, "{ sessionsPerUser: 2 }");
 });
