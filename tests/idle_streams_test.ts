@@ -1,0 +1,90 @@
+/**
+ * Clients that hold many idle streams, then vanish: 500 sessions each holding a standalone GET
+ * stream; the gateway keeps answering others while they are open, and once the clients hang up
+ * every stream is released (no session counts an open stream) and its connection closed.
+ */
+import assert from "node:assert/strict";
+import { startHttpFixture } from "./fixtures/fixture_server.ts";
+import { startGateway } from "./fixtures/gateway.ts";
+import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+
+const STREAMS = 500;
+
+/** Established TCP connections to the gateway's port, from /proc/net (this machine only). */
+function connectionsTo(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  let count = 0;
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = Deno.readTextFileSync(table);
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // Server side of each connection: local address on our port, state 01 (established).
+      if (fields[1]?.endsWith(`:${hex}`) && fields[3] === "01") count++;
+    }
+  }
+  return count;
+}
+
+Deno.test(`${STREAMS} idle GET streams held and then dropped by their clients leave nothing behind`, async () => {
+  const backend = await startHttpFixture();
+  const gw = await startGateway(`
+limits: { sessionsPerUser: ${STREAMS * 2}, maxSessions: ${STREAMS * 2} }
+rateLimits: { mcpPerUser: off }
+servers:
+  http: { transport: streamable-http, url: "${backend.url}", public: true }
+`);
+  const url = `${gw.url}/http/mcp`;
+  const controllers: AbortController[] = [];
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < STREAMS; i += 50) {
+      ids.push(...await Promise.all(Array.from({ length: 50 }, () => openSession(url))));
+    }
+    const port = Number(new URL(gw.url).port);
+    const streams = await Promise.all(ids.map(async (id) => {
+      const controller = new AbortController();
+      controllers.push(controller);
+      const response = await fetch(url, {
+        headers: mcpHeaders({ accept: "text/event-stream", "mcp-session-id": id }),
+        signal: controller.signal,
+      });
+      return response;
+    }));
+    assert.ok(streams.every((response) => response.status === 200));
+    console.log(`connections holding streams: ${connectionsTo(port)}`);
+    assert.ok(connectionsTo(port) >= STREAMS, `only ${connectionsTo(port)} connections open`);
+    const holding = [...ids].map((id) => gw.gateway.sessions.get(id as never)!.openStreams);
+    assert.equal(holding.filter((n) => n === 1).length, STREAMS);
+
+    // Meanwhile, someone else is served as usual.
+    const other = await post(url, INIT);
+    assert.equal(other.status, 200);
+
+    // The clients vanish without a word.
+    for (const controller of controllers) controller.abort();
+    await Promise.all(streams.map((response) => response.body?.cancel().catch(() => {})));
+    let released = false;
+    for (let i = 0; i < 100 && !released; i++) {
+      released = ids.every((id) => gw.gateway.sessions.get(id as never)?.openStreams === 0);
+      if (!released) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(released, "some sessions still count an open stream");
+    // Their connections are closed again (a few kept-alive ones from other requests may stay).
+    let open = connectionsTo(port);
+    for (let i = 0; i < 100 && open > 60; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      open = connectionsTo(port);
+    }
+    console.log(`connections after hang-up: ${open}`);
+    assert.ok(open <= 60, `${open} connections to the gateway are still open`);
+  } finally {
+    for (const controller of controllers) controller.abort();
+    await gw.close();
+    await backend.close();
+  }
+});
