@@ -10,6 +10,7 @@ import { ConfigError } from "./src/config/issues.ts";
 import type { ResolvedConfig } from "./src/config/types.ts";
 import { systemClock } from "./src/core/clock.ts";
 import { createLogger } from "./src/observability/logger.ts";
+import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
 import { openKvStore } from "./src/store/kv.ts";
 import { VERSION } from "./src/version.ts";
 
@@ -90,7 +91,7 @@ function serveMetrics(
     (request) =>
       new URL(request.url).pathname === "/metrics" && request.method === "GET"
         ? new Response(gateway.metrics(), {
-          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+          headers: { "content-type": EXPOSITION_CONTENT_TYPE },
         })
         : new Response("not found\n", { status: 404 }),
   );

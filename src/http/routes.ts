@@ -20,7 +20,7 @@ import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middle
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
 import { type AuthServer, limitBrowserAndOAuth, registerOAuthRoutes } from "./oauth_routes.ts";
 import { RateLimits } from "./rate_limit.ts";
-import type { GatewayMetrics } from "../observability/metrics.ts";
+import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import { timingSafeEqualText } from "../crypto/compare.ts";
 import type { Principal } from "../core/principal.ts";
 import { registerCredentialRoutes } from "./web_routes.ts";
@@ -74,7 +74,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       });
     }
     return new Response(deps.metrics.registry.render(), {
-      headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+      headers: { "content-type": EXPOSITION_CONTENT_TYPE },
     });
   });
 
@@ -96,33 +96,40 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
         `requests from origin ${origin} are not allowed; add it to allowedOrigins to permit it`,
       );
     }
+    const response = await authorizedCall(c, server, handler);
+    if (origin && corsOrigins.has(origin)) addCors(response, origin);
+    return response;
+  };
+
+  /** Authentication, then the rate limits, then the MCP handler; CORS is the caller's. */
+  const authorizedCall = async (
+    c: Context<GatewayEnv>,
+    server: ServerConfig,
+    handler: Handler,
+  ): Promise<Response> => {
     const auth = await deps.authenticators.get(server.name)!.authenticate(
       c.req.raw,
       c.env?.remoteAddress ?? "unknown",
     );
-    const limited = auth.ok ? mcpRateLimited(auth.principal) : undefined;
-    if (limited) {
-      const response = httpError(
-        429,
-        "rate_limited",
-        `too many requests; try again in ${limited.wait} s (limit: rateLimits.${limited.limit})`,
-        { "retry-after": String(limited.wait) },
-      );
-      if (origin && corsOrigins.has(origin)) addCors(response, origin);
-      return response;
-    }
     if (!auth.ok) {
       deps.metrics.authRefusals.inc({ server: server.name, reason: auth.error });
-      const response = httpError(
+      return httpError(
         auth.error === "invalid_request" ? 400 : 401,
         auth.error,
         auth.description,
         { "www-authenticate": challenge(server.name, auth) },
       );
-      if (origin && corsOrigins.has(origin)) addCors(response, origin);
-      return response;
     }
-    const response = await handler(c.req.raw, {
+    const limited = mcpRateLimited(auth.principal);
+    if (limited) {
+      return httpError(
+        429,
+        "rate_limited",
+        `too many requests; try again in ${limited.wait} s (limit: rateLimits.${limited.limit})`,
+        { "retry-after": String(limited.wait) },
+      );
+    }
+    return await handler(c.req.raw, {
       server,
       principal: auth.principal,
       sessions,
@@ -130,8 +137,6 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       basePath,
       logger,
     });
-    if (origin && corsOrigins.has(origin)) addCors(response, origin);
-    return response;
   };
 
   /** RFC 6750 §3 with RFC 9728 §5.1: where to find how to get a token for this server. */

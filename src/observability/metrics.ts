@@ -7,6 +7,9 @@
 
 export type Labels = Record<string, string>;
 
+/** What a scrape of `render()` is served as. */
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
 interface Family {
   name: string;
   help: string;
