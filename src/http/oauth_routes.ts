@@ -14,7 +14,7 @@ import type { ClientDirectory } from "../oauth/client_directory.ts";
 import { publicClientMetadata } from "../oauth/clients.ts";
 import { NO_STORE, OAuthError, oauthErrorJson } from "../oauth/errors.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../oauth/metadata.ts";
-import { handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
+import { handleTokenRequest, namedClientId, type TokenDeps } from "../oauth/token.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { CredentialFlow } from "../web/credential_flow.ts";
 import type { LoginFlow } from "../web/login_flow.ts";
@@ -103,19 +103,6 @@ function tooManyRequests(wait: number, limit: string): Response {
     429,
     { ...NO_STORE, "retry-after": String(wait) },
   );
-}
-
-/** The client a token request names: its `client_id`, or the user of HTTP Basic auth. */
-function tokenClientId(form: URLSearchParams, authorization: string | null): string | undefined {
-  const basic = authorization && /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization)?.[1];
-  if (basic) {
-    try {
-      return decodeURIComponent(atob(basic).split(":")[0]);
-    } catch {
-      return undefined;
-    }
-  }
-  return form.get("client_id") ?? undefined;
 }
 
 export function registerOAuthRoutes(
@@ -236,7 +223,7 @@ export function registerOAuthRoutes(
     const authorization = c.req.header("authorization") ?? null;
     try {
       const form = await readForm(c.req.raw);
-      const clientId = tokenClientId(form, authorization);
+      const clientId = namedClientId(form, authorization);
       if (clientId) {
         const key = RateLimits.clientKey(clientId, c.env?.remoteAddress ?? "unknown");
         const wait = limits.take("tokenPerClient", key);

@@ -82,6 +82,17 @@ export async function authenticateClient(
   return client;
 }
 
+/** The client a token request names, from HTTP Basic or `client_id`, before any check. */
+export function namedClientId(
+  form: URLSearchParams,
+  authorization: string | null,
+): string | undefined {
+  if (authorization && /^basic /i.test(authorization)) {
+    return decodeBasic(authorization.slice(6).trim())?.id;
+  }
+  return form.get("client_id") ?? undefined;
+}
+
 function decodeBasic(encoded: string): { id: string; secret: string } | undefined {
   try {
     const text = atob(encoded);
