@@ -334,3 +334,19 @@ ${OAUTH_SECTION}servers:
     ["baseUrl", 'not a URL: "http://127.0.0.1:8080 <%00.."'],
   ]);
 });
+
+Deno.test("parseConfigText() sizes the stream buffer from maxMessageBytes and refuses one too small", () => {
+  const server = `
+servers:
+  demo: { transport: stdio, command: deno, public: true }
+`;
+  assert.equal(parseConfigText(server, env({})).limits.maxStreamBufferBytes, 8 * 1_048_576);
+  const big = parseConfigText(`limits: { maxMessageBytes: 16MiB }${server}`, env({}));
+  assert.equal(big.limits.maxStreamBufferBytes, 32 * 1_048_576);
+  const error = issuesOf(`limits: { maxMessageBytes: 1MiB, maxStreamBuffer: 1MiB }${server}`);
+  assert.deepEqual(error.issues.map((i) => [i.path.join("."), i.message, i.hint]), [[
+    "limits.maxStreamBuffer",
+    "must be at least twice limits.maxMessageBytes (2097152 bytes)",
+    "raise it, or leave it out to get the smallest that fits",
+  ]]);
+});

@@ -20,6 +20,11 @@ export interface Limits {
   requestTimeoutMs: number;
   /** Largest HTTP body or JSON-RPC message accepted from a client or a backend. */
   maxMessageBytes: number;
+  /**
+   * Bytes an SSE stream may hold for a client that reads more slowly than its backend writes;
+   * past it the stream is cut (a Streamable HTTP client resumes it with Last-Event-ID).
+   */
+  maxStreamBufferBytes: number;
 }
 
 /** Where Prometheus scrapes /metrics: behind a bearer token, and/or on a listener of its own. */

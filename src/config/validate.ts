@@ -27,6 +27,7 @@ export const DEFAULT_LIMITS: Limits = {
   sessionIdleTimeoutMs: 5 * 60_000,
   requestTimeoutMs: 60_000,
   maxMessageBytes: 4 * 1_048_576,
+  maxStreamBufferBytes: 8 * 1_048_576,
 };
 const DEFAULT_LISTEN = "127.0.0.1:8080";
 const DEFAULT_STORAGE = "./data/gatehouse.kv";
@@ -56,6 +57,7 @@ const LIMIT_KEYS = [
   "sessionIdleTimeout",
   "requestTimeout",
   "maxMessageBytes",
+  "maxStreamBuffer",
 ];
 const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
 const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
@@ -124,6 +126,25 @@ function parseOrigins(c: Checker, value: unknown): string[] {
 function parseLimits(c: Checker, value: unknown): Limits {
   const raw = c.object(value, ["limits"], LIMIT_KEYS) ?? {};
   const at = (key: string): ConfigPath => ["limits", key];
+  const maxMessageBytes = c.size(
+    raw.maxMessageBytes,
+    at("maxMessageBytes"),
+    DEFAULT_LIMITS.maxMessageBytes,
+  );
+  // A stream keeps half its buffer to replay from, and that half must hold any one message.
+  const smallestBuffer = 2 * maxMessageBytes;
+  const maxStreamBufferBytes = c.size(
+    raw.maxStreamBuffer,
+    at("maxStreamBuffer"),
+    Math.max(DEFAULT_LIMITS.maxStreamBufferBytes, smallestBuffer),
+  );
+  if (maxStreamBufferBytes < smallestBuffer) {
+    c.fail(
+      at("maxStreamBuffer"),
+      `must be at least twice limits.maxMessageBytes (${smallestBuffer} bytes)`,
+      "raise it, or leave it out to get the smallest that fits",
+    );
+  }
   return {
     sessionsPerUser: c.positiveInteger(
       raw.sessionsPerUser,
@@ -141,11 +162,8 @@ function parseLimits(c: Checker, value: unknown): Limits {
       at("requestTimeout"),
       DEFAULT_LIMITS.requestTimeoutMs,
     ),
-    maxMessageBytes: c.size(
-      raw.maxMessageBytes,
-      at("maxMessageBytes"),
-      DEFAULT_LIMITS.maxMessageBytes,
-    ),
+    maxMessageBytes,
+    maxStreamBufferBytes,
   };
 }
 

@@ -15,6 +15,7 @@ import {
   handleStreamablePost,
 } from "../mcp/front/streamable.ts";
 import type { SessionRegistry } from "../mcp/sessions.ts";
+import type { Session } from "../mcp/session.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middleware.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
@@ -134,8 +135,20 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       principal: auth.principal,
       sessions,
       maxMessageBytes: config.limits.maxMessageBytes,
+      maxStreamBufferBytes: config.limits.maxStreamBufferBytes,
+      onSlowReader,
       basePath,
       logger,
+    });
+  };
+
+  const onSlowReader = (session: Session) => {
+    deps.metrics.slowReaderCuts.inc({ server: session.server.name });
+    logger.warn("client read its stream too slowly; the stream was cut", {
+      server: session.server.name,
+      session: session.id,
+      user: session.principal.id,
+      limit: config.limits.maxStreamBufferBytes,
     });
   };
 

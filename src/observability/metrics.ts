@@ -172,6 +172,10 @@ export class GatewayMetrics {
     "gatehouse_oauth_token_refusals_total",
     "Token requests refused, by OAuth error code.",
   );
+  readonly slowReaderCuts = this.registry.counter(
+    "gatehouse_slow_reader_cuts_total",
+    "SSE streams cut because their client read too slowly (limits.maxStreamBuffer), by server.",
+  );
   readonly rateLimited = this.registry.counter(
     "gatehouse_rate_limited_total",
     "Requests refused by a rate limit, by limit.",

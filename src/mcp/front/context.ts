@@ -16,6 +16,10 @@ export interface FrontContext {
   principal: Principal;
   sessions: SessionRegistry;
   maxMessageBytes: number;
+  /** Bytes an SSE stream may hold for a client that reads slowly before it is cut. */
+  maxStreamBufferBytes: number;
+  /** Told when a stream of `session` was cut because its client read too slowly. */
+  onSlowReader(session: Session): void;
   /** Path prefix of the public base URL ("" or "/gateway"), for URLs the gateway hands out. */
   basePath: string;
   logger: Logger;

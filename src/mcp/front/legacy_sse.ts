@@ -27,16 +27,22 @@ class LegacyChannel implements ClientChannel {
 export async function handleLegacyStream(ctx: FrontContext): Promise<Response> {
   const session = await openSessionOrAnswer(ctx);
   if (session instanceof Response) return session;
-  const writer = new SseWriter();
+  const writer = new SseWriter(ctx.maxStreamBufferBytes);
   session.attach(new LegacyChannel(writer));
   session.openStreams++;
   writer.write({
     event: "endpoint",
     data: `${ctx.basePath}/${ctx.server.name}/message?sessionId=${session.id}`,
   });
-  writer.closed.then(() => {
+  writer.closed.then((reason) => {
     session.openStreams--;
-    void session.close("the client closed the SSE stream");
+    if (reason === "overflow") ctx.onSlowReader(session);
+    // The legacy transport cannot resume: its session ends with its stream.
+    void session.close(
+      reason === "overflow"
+        ? "the client read its SSE stream too slowly (limits.maxStreamBuffer)"
+        : "the client closed the SSE stream",
+    );
   });
   return new Response(writer.body, { headers: SSE_HEADERS });
 }

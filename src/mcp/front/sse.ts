@@ -1,7 +1,12 @@
 /**
  * A server-sent-events response body. Writes after the client has gone are dropped, keep-alive
- * comments stop idle connections from being cut by proxies, and `closed` resolves once the
- * stream has ended from either side.
+ * comments stop idle connections from being cut by proxies, and `closed` resolves with why the
+ * stream ended once it has, from either side.
+ *
+ * A client that reads more slowly than its backend writes would otherwise make the gateway hold
+ * everything in between. Chunks are handed over only as the client reads; once more than
+ * `maxBufferedBytes` wait, what waits is dropped and the stream ends (`"overflow"`). A
+ * Streamable HTTP client resumes from its last event id; the log it resumes from is bounded too.
  */
 
 const KEEPALIVE_MS = 25_000;
@@ -13,6 +18,9 @@ export interface SseEvent {
   data: string;
   retryMs?: number;
 }
+
+/** Why a stream ended: the gateway closed it, the client went away, or it read too slowly. */
+export type SseEndReason = "closed" | "client_gone" | "overflow";
 
 export function formatEvent({ id, event, data, retryMs }: SseEvent): string {
   let text = "";
@@ -26,26 +34,40 @@ export function formatEvent({ id, event, data, retryMs }: SseEvent): string {
 
 export class SseWriter {
   readonly body: ReadableStream<Uint8Array>;
-  readonly closed: Promise<void>;
+  readonly closed: Promise<SseEndReason>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
+  /**
+   * Chunks the client has not asked for yet. The gateway keeps its own queue, not the stream's,
+   * so that it can drop it and end the response cleanly when the client falls too far behind.
+   */
+  #queue: Uint8Array[] = [];
+  #queuedBytes = 0;
+  /** The client is waiting for the next chunk: hand it over directly. */
+  #reading = false;
+  /** close() was called while chunks were still queued: end once they are read. */
+  #closing = false;
   #open = true;
   #keepalive: ReturnType<typeof setInterval>;
-  #resolveClosed!: () => void;
+  #resolveClosed!: (reason: SseEndReason) => void;
 
-  constructor() {
+  constructor(readonly maxBufferedBytes: number) {
     this.closed = new Promise((resolve) => this.#resolveClosed = resolve);
-    this.body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.#controller = controller;
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.#controller = controller;
+        },
+        pull: () => this.#pull(),
+        cancel: () => this.#finish("client_gone"),
       },
-      cancel: () => this.#finish(),
-    });
+      { highWaterMark: 0 },
+    );
     this.#keepalive = setInterval(() => this.#enqueue(": keep-alive\n\n"), KEEPALIVE_MS);
     Deno.unrefTimer(this.#keepalive);
   }
 
   get open(): boolean {
-    return this.#open;
+    return this.#open && !this.#closing;
   }
 
   write(event: SseEvent): boolean {
@@ -53,29 +75,58 @@ export class SseWriter {
   }
 
   close(): void {
-    if (!this.#open) return;
-    try {
-      this.#controller.close();
-    } catch { /* already errored */ }
-    this.#finish();
+    if (!this.open) return;
+    if (this.#queue.length > 0) {
+      this.#closing = true;
+      return;
+    }
+    this.#end("closed");
   }
 
   #enqueue(text: string): boolean {
-    if (!this.#open) return false;
-    try {
-      this.#controller.enqueue(encoder.encode(text));
+    if (!this.open) return false;
+    const chunk = encoder.encode(text);
+    if (this.#reading) {
+      this.#reading = false;
+      this.#controller.enqueue(chunk);
       return true;
-    } catch {
-      this.#finish();
+    }
+    this.#queue.push(chunk);
+    this.#queuedBytes += chunk.byteLength;
+    if (this.#queuedBytes > this.maxBufferedBytes) {
+      this.#end("overflow");
       return false;
     }
+    return true;
   }
 
-  #finish(): void {
+  #pull(): void {
+    const chunk = this.#queue.shift();
+    if (!chunk) {
+      this.#reading = true;
+      return;
+    }
+    this.#queuedBytes -= chunk.byteLength;
+    this.#controller.enqueue(chunk);
+    if (this.#closing && this.#queue.length === 0) this.#end("closed");
+  }
+
+  /** Drops what is queued and ends the response. */
+  #end(reason: SseEndReason): void {
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    try {
+      this.#controller.close();
+    } catch { /* the client is gone already */ }
+    this.#finish(reason);
+  }
+
+  #finish(reason: SseEndReason): void {
     if (!this.#open) return;
     this.#open = false;
+    this.#closing = false;
     clearInterval(this.#keepalive);
-    this.#resolveClosed();
+    this.#resolveClosed(reason);
   }
 }
 

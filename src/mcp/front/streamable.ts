@@ -78,7 +78,7 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
     await session.fromClient(parsed.message as JSONRPCMessage);
     return new Response(null, { status: 202 });
   }
-  return answer(session, parsed.message, request);
+  return answer(session, parsed.message, request, ctx);
 }
 
 async function initialize(message: RpcRequest, request: Request, ctx: FrontContext) {
@@ -89,14 +89,15 @@ async function initialize(message: RpcRequest, request: Request, ctx: FrontConte
   );
   if (session instanceof Response) return session;
 
-  session.attach(new StreamableChannel());
-  return answer(session, message, request);
+  session.attach(new StreamableChannel(ctx.maxStreamBufferBytes));
+  return answer(session, message, request, ctx);
 }
 
 function answer(
   session: Session,
   message: RpcRequest,
   request: Request,
+  ctx: FrontContext,
 ): Response | Promise<Response> {
   const channel = session.channel as StreamableChannel;
   const headers = { [SESSION_HEADER]: session.id };
@@ -105,9 +106,12 @@ function answer(
     void session.fromClient(message as JSONRPCMessage);
     return response.then((body) => jsonResponse(body, 200, headers));
   }
-  const writer = new SseWriter();
+  const writer = new SseWriter(ctx.maxStreamBufferBytes);
   session.openStreams++;
-  writer.closed.then(() => session.openStreams--);
+  writer.closed.then((reason) => {
+    session.openStreams--;
+    if (reason === "overflow") ctx.onSlowReader(session);
+  });
   channel.openRequestStream(message.id, writer, session.protocolVersion >= PRIMING_SINCE);
   void session.fromClient(message as JSONRPCMessage);
   return new Response(writer.body, { headers: { ...SSE_HEADERS, ...headers } });
@@ -127,7 +131,7 @@ export function handleStreamableGet(request: Request, ctx: FrontContext): Respon
   if (versionProblem) return versionProblem;
 
   const channel = session.channel as StreamableChannel;
-  const writer = new SseWriter();
+  const writer = new SseWriter(ctx.maxStreamBufferBytes);
   const lastEventId = request.headers.get("last-event-id");
   if (lastEventId !== null) {
     if (!channel.resume(lastEventId, writer)) {
@@ -147,9 +151,10 @@ export function handleStreamableGet(request: Request, ctx: FrontContext): Respon
     );
   }
   session.openStreams++;
-  writer.closed.then(() => {
+  writer.closed.then((reason) => {
     session.openStreams--;
     session.lastActivity = Date.now();
+    if (reason === "overflow") ctx.onSlowReader(session);
   });
   return new Response(writer.body, {
     headers: { ...SSE_HEADERS, [SESSION_HEADER]: session.id },

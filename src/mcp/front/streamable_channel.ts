@@ -6,9 +6,10 @@
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { classify, errorResponse, idKey, type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import type { ClientChannel } from "../session.ts";
+import { BoundedQueue } from "./bounded_queue.ts";
 import { SseWriter } from "./sse.ts";
 
-/** Events a stream keeps for resumption; older ones are dropped. */
+/** Events a session keeps for resumption, across its streams; older ones are dropped. */
 const MAX_LOGGED_EVENTS = 1_000;
 /** Finished streams kept for a late resume, per session. */
 const MAX_FINISHED_STREAMS = 16;
@@ -19,6 +20,7 @@ export const RETRY_MS = 1_000;
 
 /** One logical SSE stream; its connection may drop and be resumed. */
 export class OutStream {
+  /** This stream's part of the session's replay log, oldest first. */
   readonly events: { seq: number; data: string }[] = [];
   /** Requests whose responses this stream will carry; finished when none remain. */
   readonly awaiting = new Set<string>();
@@ -26,7 +28,11 @@ export class OutStream {
   #seq = 0;
   finished = false;
 
-  constructor(readonly id: number, readonly standalone: boolean) {}
+  constructor(
+    readonly id: number,
+    readonly standalone: boolean,
+    private readonly log: BoundedQueue<OutStream>,
+  ) {}
 
   get live(): boolean {
     return this.writer?.open === true;
@@ -42,10 +48,14 @@ export class OutStream {
   }
 
   send(message: JSONRPCMessage): void {
+    this.sendSerialized(JSON.stringify(message));
+  }
+
+  sendSerialized(data: string): void {
     const seq = ++this.#seq;
-    const data = JSON.stringify(message);
     this.events.push({ seq, data });
-    if (this.events.length > MAX_LOGGED_EVENTS) this.events.shift();
+    // The session's log drops its oldest event (maybe this stream's first) when over budget.
+    this.log.push(this, data.length);
     this.writer?.write({ id: this.eventId(seq), event: "message", data });
   }
 
@@ -70,10 +80,28 @@ export class OutStream {
 export class StreamableChannel implements ClientChannel {
   readonly #streams = new Map<number, OutStream>();
   readonly #routes = new Map<string, OutStream | ((message: JSONRPCMessage) => void)>();
-  readonly #backlog: JSONRPCMessage[] = [];
+  /**
+   * Every event of every stream in the order sent; dropping the oldest drops it from its
+   * stream's log too (a stream's events are in the same order as the session's).
+   */
+  readonly #log: BoundedQueue<OutStream>;
+  readonly #backlog: BoundedQueue<string>;
   #standalone?: OutStream;
   #nextStreamId = 1;
   #ended = false;
+
+  /**
+   * @param maxBufferedBytes what one stream may hold for a slow client; the replay log keeps
+   * half of it so that replaying the whole log fits into a fresh stream.
+   */
+  constructor(readonly maxBufferedBytes: number) {
+    this.#log = new BoundedQueue(
+      MAX_LOGGED_EVENTS,
+      maxBufferedBytes / 2,
+      (stream) => stream.events.shift(),
+    );
+    this.#backlog = new BoundedQueue(MAX_BACKLOG, maxBufferedBytes / 2);
+  }
 
   /** A stream for the response to one request (POST answered with SSE). */
   openRequestStream(id: RequestId, writer: SseWriter, prime: boolean): OutStream {
@@ -97,7 +125,7 @@ export class StreamableChannel implements ClientChannel {
     this.#standalone = stream;
     stream.resume(writer, Number.MAX_SAFE_INTEGER);
     if (prime) stream.prime();
-    for (const message of this.#backlog.splice(0)) stream.send(message);
+    for (const data of this.#backlog.drain()) stream.sendSerialized(data);
     return stream;
   }
 
@@ -144,12 +172,12 @@ export class StreamableChannel implements ClientChannel {
     }
     if (newest) return newest.send(message);
     if (this.#standalone) return this.#standalone.send(message);
-    this.#backlog.push(message);
-    if (this.#backlog.length > MAX_BACKLOG) this.#backlog.shift();
+    const data = JSON.stringify(message);
+    this.#backlog.push(data, data.length);
   }
 
   #newStream(standalone: boolean): OutStream {
-    const stream = new OutStream(this.#nextStreamId++, standalone);
+    const stream = new OutStream(this.#nextStreamId++, standalone, this.#log);
     this.#streams.set(stream.id, stream);
     this.#pruneFinished();
     return stream;

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { formatEvent, SseWriter } from "./sse.ts";
+
+const decoder = new TextDecoder();
+
+async function readAll(body: ReadableStream<Uint8Array>): Promise<string> {
+  let text = "";
+  for await (const chunk of body) text += decoder.decode(chunk);
+  return text;
+}
+
+Deno.test("formatEvent() writes each data line on its own line", () => {
+  assert.equal(
+    formatEvent({ id: "1-2", event: "message", data: "a\nb" }),
+    "id: 1-2\nevent: message\ndata: a\ndata: b\n\n",
+  );
+});
+
+Deno.test("SseWriter.close() delivers what was queued before ending the stream", async () => {
+  const writer = new SseWriter(1_000);
+  writer.write({ data: "one" });
+  writer.write({ data: "two" });
+  writer.close();
+  assert.equal(writer.open, false);
+  assert.equal(writer.write({ data: "late" }), false);
+  assert.equal(await readAll(writer.body), "data: one\n\ndata: two\n\n");
+  assert.equal(await writer.closed, "closed");
+});
+
+Deno.test("SseWriter.write() ends the stream and drops the queue past maxBufferedBytes", async () => {
+  const writer = new SseWriter(100);
+  assert.equal(writer.write({ data: "x".repeat(50) }), true);
+  assert.equal(writer.write({ data: "y".repeat(50) }), false);
+  assert.equal(await writer.closed, "overflow");
+  assert.equal(await readAll(writer.body), "");
+});
+
+Deno.test("SseWriter hands chunks straight to a waiting reader without queueing them", async () => {
+  const writer = new SseWriter(100);
+  const reader = writer.body.getReader();
+  const next = reader.read();
+  await Promise.resolve();
+  // Larger than the buffer, but the client is reading: nothing waits, nothing is cut.
+  assert.equal(writer.write({ data: "z".repeat(200) }), true);
+  assert.equal(decoder.decode((await next).value).length, 208);
+  await reader.cancel();
+  assert.equal(await writer.closed, "client_gone");
+});
