@@ -29,4 +29,4 @@ export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/sse"
-export { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+export { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";

@@ -165,11 +165,7 @@ export class Session {
         );
       } else {
         this.#finish(pending, "error", RpcErrorCode.backendError);
-        this.#reply(
-          request.id,
-          RpcErrorCode.backendError,
-          `could not reach the backend: ${(error as Error).message}`,
-        );
+        this.#reply(request.id, RpcErrorCode.backendError, describeSendFailure(error));
       }
       // A session whose initialize failed is of no use to anyone: end it now.
       if (request.method === "initialize") void this.close("the backend could not be initialized");
@@ -332,4 +328,11 @@ export class Session {
     for (const listener of this.#closeListeners) listener(this);
     await this.#options.backend.close();
   }
+}
+
+/** Why a request could not be handed to the backend, in words that point at the cause. */
+function describeSendFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof SyntaxError) return `the backend's answer is not valid JSON: ${message}`;
+  return `could not reach the backend: ${message}`;
 }

@@ -7,6 +7,7 @@ import type { BackendServerConfig } from "../../config/types.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "../../sdk.ts";
 import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placeholders.ts";
+import { LegacySseBackend } from "./legacy_sse.ts";
 import { StdioBackend } from "./stdio.ts";
 
 export interface BackendOptions {
@@ -77,8 +78,8 @@ export function createBackend(
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
   const fetch = token ? freshTokenFetch(server.headers, user, token) : undefined;
   if (server.transport === "sse") {
-    const transport = new SSEClientTransport(url, { requestInit, fetch });
-    return { transport, close: () => transport.close().catch(() => {}) };
+    const transport = new LegacySseBackend(new SSEClientTransport(url, { requestInit, fetch }));
+    return { transport, close: () => transport.close() };
   }
   const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
   return {

@@ -1,0 +1,193 @@
+/**
+ * The fault matrix for HTTP backends (Streamable HTTP and legacy SSE), reached through both
+ * fronts (/mcp and /sse) with the official SDK client: answers that are slow, not JSON, cut in
+ * half, reset mid-stream or never come, and a backend process that dies mid-call. Each fails
+ * its own request or session with a clear error within limits.requestTimeout, a session that
+ * can go on does, other sessions are untouched, and nothing stays open afterwards.
+ */
+import assert from "node:assert/strict";
+import { connectClient, type Front } from "./fixtures/client.ts";
+import { startGateway } from "./fixtures/gateway.ts";
+import { INIT, post } from "./fixtures/raw.ts";
+import type { Client } from "./fixtures/sdk.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const TIMEOUT = /the backend did not answer tools\/call within 2s \(limits\.requestTimeout\)/;
+
+/** The misbehaving backend as a process of its own, so that `crash` really ends it. */
+async function startBadBackend() {
+  const child = new Deno.Command("deno", {
+    args: ["run", "--allow-net", `${ROOT}tests/fixtures/bad_http_backend.ts`],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const port = Number((await reader.read()).value!.trim());
+  reader.releaseLock();
+  void child.stdout.cancel().catch(() => {});
+  return {
+    url: `http://127.0.0.1:${port}`,
+    status: child.status,
+    stop: async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* it crashed on purpose */ }
+      await child.status;
+    },
+  };
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const started = performance.now();
+  try {
+    const result = await client.callTool({ name, arguments: args }, undefined, {
+      timeout: 10_000,
+    });
+    const text = (result.content as { text: string }[])[0].text;
+    return { ok: true, text, ms: performance.now() - started };
+  } catch (error) {
+    return { ok: false, text: (error as Error).message, ms: performance.now() - started };
+  }
+}
+
+async function end(client: Client): Promise<void> {
+  const transport = client.transport as { terminateSession?: () => Promise<void> } | undefined;
+  await transport?.terminateSession?.().catch(() => {});
+  await client.close().catch(() => {});
+}
+
+const MATRIX: { backend: "http" | "sse"; front: Front }[] = [
+  { backend: "http", front: "streamable" },
+  { backend: "http", front: "sse" },
+  { backend: "sse", front: "streamable" },
+  { backend: "sse", front: "sse" },
+];
+
+Deno.test("HTTP backend faults through both fronts: each fails its own request or session, clearly and in time", async (t) => {
+  const backend = await startBadBackend();
+  const doomed = await startBadBackend();
+  const closedPort = (() => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    return port;
+  })();
+  const gw = await startGateway(`
+limits: { requestTimeout: 2s, sessionsPerUser: 100 }
+servers:
+  http: { transport: streamable-http, url: "${backend.url}/mcp", public: true }
+  sse: { transport: sse, url: "${backend.url}/sse", public: true }
+  http-dies: { transport: streamable-http, url: "${doomed.url}/mcp", public: true }
+  sse-dies: { transport: sse, url: "${doomed.url}/sse", public: true }
+  sse-refused: { transport: sse, url: "http://127.0.0.1:${closedPort}/sse", public: true }
+`);
+  const bystander = await connectClient(gw.url, "http", "streamable");
+  try {
+    await t.step("answers that come late, within the limit, arrive", async () => {
+      await Promise.all(MATRIX.map(async ({ backend, front }) => {
+        const client = await connectClient(gw.url, backend, front);
+        const slow = await call(client, "slow", { ms: 500 });
+        assert.deepEqual([slow.ok, slow.text], [true, "answered slow"], `${backend} ${front}`);
+        await end(client);
+      }));
+    });
+
+    await t.step(
+      "hang, half an event, garbage: the request fails, the session goes on",
+      async () => {
+        await Promise.all(
+          MATRIX.flatMap(({ backend, front }) =>
+            ["hang", "half", "garbage"].map(async (fault) => {
+              const where = `${fault} from the ${backend} backend via ${front}`;
+              const client = await connectClient(gw.url, backend, front);
+              const failed = await call(client, fault);
+              assert.equal(failed.ok, false, where);
+              if (fault === "garbage" && backend === "http") {
+                // The answer came at once and was not JSON: said so, without waiting.
+                assert.match(failed.text, /the backend's answer is not valid JSON/, where);
+                assert.ok(failed.ms < 1_500, `${where}: ${failed.ms} ms`);
+              } else {
+                // Nothing usable came: the gateway's timeout, not the client's.
+                assert.match(failed.text, TIMEOUT, where);
+                assert.ok(failed.ms < 4_000, `${where}: ${failed.ms} ms`);
+              }
+              const after = await call(client, "ok");
+              if (fault === "half" && backend === "sse") {
+                // Half an event corrupts the one stream a legacy backend has: the next event is
+                // read as the rest of it. The session can only time out (or be ended).
+                assert.match(after.text, TIMEOUT, where);
+              } else {
+                assert.deepEqual([after.ok, after.text], [true, "answered ok"], where);
+              }
+              await end(client);
+            })
+          ),
+        );
+      },
+    );
+
+    await t.step("an answer reset mid-stream", async () => {
+      await Promise.all(MATRIX.map(async ({ backend, front }) => {
+        const where = `reset from the ${backend} backend via ${front}`;
+        const client = await connectClient(gw.url, backend, front);
+        const failed = await call(client, "reset");
+        assert.equal(failed.ok, false, where);
+        if (backend === "http") {
+          // One POST's stream broke; the backend session is fine and so is ours.
+          assert.match(failed.text, TIMEOUT, where);
+          const after = await call(client, "ok");
+          assert.deepEqual([after.ok, after.text], [true, "answered ok"], where);
+        } else {
+          // A legacy backend's session is its stream: ours ends at once, saying why.
+          assert.match(failed.text, /the backend's event stream broke/, where);
+          assert.ok(failed.ms < 1_500, `${where}: ${failed.ms} ms`);
+          const after = await call(client, "ok");
+          assert.equal(after.ok, false, where);
+        }
+        await end(client);
+      }));
+    });
+
+    await t.step("the backend process dies mid-call", async () => {
+      const viaHttp = await connectClient(gw.url, "http-dies", "streamable");
+      const viaSse = await connectClient(gw.url, "sse-dies", "sse");
+      const [httpCall, sseCall] = await Promise.all([
+        call(viaHttp, "slow", { ms: 300 }),
+        call(viaSse, "crash"),
+      ]);
+      // The legacy backend's stream ends with the process: its session ends at once.
+      assert.equal(sseCall.ok, false);
+      assert.match(sseCall.text, /the backend's event stream broke/);
+      assert.ok(sseCall.ms < 1_500, `${sseCall.ms} ms`);
+      // The Streamable HTTP call in flight loses its connection: said so at once.
+      assert.equal(httpCall.ok, false);
+      assert.match(httpCall.text, /could not reach the backend/);
+      assert.ok(httpCall.ms < 1_500, `${httpCall.ms} ms`);
+      assert.equal((await doomed.status).code, 3);
+      await end(viaHttp);
+      await end(viaSse);
+    });
+
+    await t.step("a legacy SSE backend that refuses connections", async () => {
+      const started = performance.now();
+      const init = await post(`${gw.url}/sse-refused/mcp`, INIT);
+      assert.equal(init.status, 502, init.text);
+      assert.match(init.text, /The backend \\"sse-refused\\" could not start/);
+      assert.ok(performance.now() - started < 3_000);
+    });
+
+    await t.step("the bystander was never touched, and only its session is left", async () => {
+      const result = await call(bystander, "ok");
+      assert.deepEqual([result.ok, result.text], [true, "answered ok"]);
+      for (let i = 0; i < 40 && gw.gateway.sessions.size > 1; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(gw.gateway.sessions.size, 1);
+    });
+  } finally {
+    await end(bystander);
+    await gw.close();
+    await backend.stop();
+    await doomed.stop();
+  }
+});
