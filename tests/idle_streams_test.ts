@@ -1,14 +1,29 @@
 /**
- * Clients that hold many idle streams, then vanish: 500 sessions each holding a standalone GET
- * stream; the gateway keeps answering others while they are open, and once the clients hang up
- * every stream is released (no session counts an open stream) and its connection closed.
+ * Clients that hold many idle streams, then vanish: 2,000 sessions each holding a standalone
+ * GET stream; the gateway keeps answering others while they are open, and once the clients hang
+ * up every stream is released (no session counts an open stream), its keep-alive timer is
+ * cleared and its connection closed.
  */
 import assert from "node:assert/strict";
 import { startHttpFixture } from "./fixtures/fixture_server.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 
-const STREAMS = 500;
+const STREAMS = 2_000;
+
+/** Intervals set and not yet cleared in this process (each open stream has a keep-alive). */
+const liveIntervals = new Set<unknown>();
+const realSetInterval = globalThis.setInterval;
+const realClearInterval = globalThis.clearInterval;
+globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => {
+  const id = realSetInterval(...args);
+  liveIntervals.add(id);
+  return id;
+}) as typeof setInterval;
+globalThis.clearInterval = ((id?: Parameters<typeof clearInterval>[0]) => {
+  if (id !== undefined) liveIntervals.delete(id);
+  realClearInterval(id);
+}) as typeof clearInterval;
 
 /** Established TCP connections to the gateway's port, from /proc/net (this machine only). */
 function connectionsTo(port: number): number {
@@ -46,6 +61,7 @@ servers:
       ids.push(...await Promise.all(Array.from({ length: 50 }, () => openSession(url))));
     }
     const port = Number(new URL(gw.url).port);
+    const intervalsBefore = liveIntervals.size;
     const streams = await Promise.all(ids.map(async (id) => {
       const controller = new AbortController();
       controllers.push(controller);
@@ -60,6 +76,7 @@ servers:
     assert.ok(connectionsTo(port) >= STREAMS, `only ${connectionsTo(port)} connections open`);
     const holding = [...ids].map((id) => gw.gateway.sessions.get(id as never)!.openStreams);
     assert.equal(holding.filter((n) => n === 1).length, STREAMS);
+    assert.equal(liveIntervals.size - intervalsBefore, STREAMS, "one keep-alive per stream");
 
     // Meanwhile, someone else is served as usual.
     const other = await post(url, INIT);
@@ -74,6 +91,7 @@ servers:
       if (!released) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.ok(released, "some sessions still count an open stream");
+    assert.equal(liveIntervals.size, intervalsBefore, "keep-alive timers left running");
     // Their connections are closed again (a few kept-alive ones from other requests may stay).
     let open = connectionsTo(port);
     for (let i = 0; i < 100 && open > 60; i++) {
