@@ -9,7 +9,7 @@ import type { ClientChannel } from "../session.ts";
 import { BoundedQueue } from "./bounded_queue.ts";
 import { SseWriter } from "./sse.ts";
 
-/** Events a session keeps for resumption, across its streams; older ones are dropped. */
+/** Events a session keeps for resumption, across its streams; the oldest streams' go first. */
 const MAX_LOGGED_EVENTS = 1_000;
 /** Finished streams kept for a late resume, per session. */
 const MAX_FINISHED_STREAMS = 16;
@@ -22,6 +22,8 @@ export const RETRY_MS = 1_000;
 export class OutStream {
   /** This stream's part of the session's replay log, oldest first. */
   readonly events: { seq: number; data: string }[] = [];
+  /** The size of `events`' data. */
+  loggedBytes = 0;
   /** Requests whose responses this stream will carry; finished when none remain. */
   readonly awaiting = new Set<string>();
   writer?: SseWriter;
@@ -31,7 +33,8 @@ export class OutStream {
   constructor(
     readonly id: number,
     readonly standalone: boolean,
-    private readonly log: BoundedQueue<OutStream>,
+    /** Told of each event logged, so the session can keep its log within bounds. */
+    private readonly onLogged: (bytes: number) => void,
   ) {}
 
   get live(): boolean {
@@ -54,9 +57,17 @@ export class OutStream {
   sendSerialized(data: string): void {
     const seq = ++this.#seq;
     this.events.push({ seq, data });
-    // The session's log drops its oldest event (maybe this stream's first) when over budget.
-    this.log.push(this, data.length);
+    this.loggedBytes += data.length;
     this.writer?.write({ id: this.eventId(seq), event: "message", data });
+    this.onLogged(data.length);
+  }
+
+  /** Forgets the oldest logged event; its size, or 0 when there is none. */
+  dropOldest(): number {
+    const event = this.events.shift();
+    if (!event) return 0;
+    this.loggedBytes -= event.data.length;
+    return event.data.length;
   }
 
   /** Attaches a (new) connection and replays what it missed after `afterSeq`. */
@@ -80,11 +91,8 @@ export class OutStream {
 export class StreamableChannel implements ClientChannel {
   readonly #streams = new Map<number, OutStream>();
   readonly #routes = new Map<string, OutStream | ((message: JSONRPCMessage) => void)>();
-  /**
-   * Every event of every stream in the order sent; dropping the oldest drops it from its
-   * stream's log too (a stream's events are in the same order as the session's).
-   */
-  readonly #log: BoundedQueue<OutStream>;
+  /** What the streams' replay logs hold together, and may hold. */
+  readonly #log = { events: 0, bytes: 0, maxBytes: 0 };
   readonly #backlog: BoundedQueue<string>;
   #standalone?: OutStream;
   #nextStreamId = 1;
@@ -95,12 +103,13 @@ export class StreamableChannel implements ClientChannel {
    * half of it so that replaying the whole log fits into a fresh stream.
    */
   constructor(readonly maxBufferedBytes: number) {
-    this.#log = new BoundedQueue(
-      MAX_LOGGED_EVENTS,
-      maxBufferedBytes / 2,
-      (stream) => stream.events.shift(),
-    );
+    this.#log.maxBytes = maxBufferedBytes / 2;
     this.#backlog = new BoundedQueue(MAX_BACKLOG, maxBufferedBytes / 2);
+  }
+
+  /** What the replay logs hold now: events and their bytes. */
+  get logged(): { events: number; bytes: number; streams: number } {
+    return { events: this.#log.events, bytes: this.#log.bytes, streams: this.#streams.size };
   }
 
   /** A stream for the response to one request (POST answered with SSE). */
@@ -177,16 +186,33 @@ export class StreamableChannel implements ClientChannel {
   }
 
   #newStream(standalone: boolean): OutStream {
-    const stream = new OutStream(this.#nextStreamId++, standalone, this.#log);
+    const stream = new OutStream(this.#nextStreamId++, standalone, (bytes) => this.#logged(bytes));
     this.#streams.set(stream.id, stream);
     this.#pruneFinished();
     return stream;
+  }
+
+  /** Keeps the replay logs within bounds, dropping the oldest streams' events first. */
+  #logged(bytes: number): void {
+    const log = this.#log;
+    log.events++;
+    log.bytes += bytes;
+    const over = () => log.events > MAX_LOGGED_EVENTS || log.bytes > log.maxBytes;
+    for (const stream of this.#streams.values()) {
+      while (over() && stream.events.length > 0) {
+        log.bytes -= stream.dropOldest();
+        log.events--;
+      }
+      if (!over()) return;
+    }
   }
 
   #pruneFinished(): void {
     const finished = [...this.#streams.values()].filter((s) => s.finished && !s.live);
     for (const stream of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_STREAMS))) {
       this.#streams.delete(stream.id);
+      this.#log.events -= stream.events.length;
+      this.#log.bytes -= stream.loggedBytes;
     }
   }
 

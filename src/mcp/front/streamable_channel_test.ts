@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import type { JSONRPCMessage } from "../../sdk.ts";
+import { SseWriter } from "./sse.ts";
+import { StreamableChannel } from "./streamable_channel.ts";
+
+const answer = (id: number, text = "ok") =>
+  ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }] } }) as JSONRPCMessage;
+
+Deno.test("StreamableChannel keeps the logs of 16 finished streams, however many requests it answers", () => {
+  const channel = new StreamableChannel(1_048_576);
+  for (let id = 1; id <= 5_000; id++) {
+    const writer = new SseWriter(1_048_576);
+    channel.openRequestStream(id, writer, true);
+    channel.deliver(answer(id), id);
+    // The client read its answer and the stream ended.
+    void writer.body.cancel();
+  }
+  const { events, streams } = channel.logged;
+  assert.ok(streams <= 17, `${streams} streams kept`);
+  assert.ok(events <= 17, `${events} events kept`);
+  channel.ended("test over");
+});
+
+Deno.test("StreamableChannel bounds the replay log in bytes, dropping the oldest stream's events first", async () => {
+  const channel = new StreamableChannel(64 * 1024);
+  const first = new SseWriter(64 * 1024);
+  channel.openRequestStream(1, first, false);
+  const second = new SseWriter(64 * 1024);
+  channel.openRequestStream(2, second, false);
+  const note = (i: number) =>
+    ({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: `${i}`.padEnd(1_000) },
+    }) as JSONRPCMessage;
+  for (let i = 0; i < 20; i++) channel.deliver(note(i), 1);
+  for (let i = 0; i < 20; i++) channel.deliver(note(i), 2);
+  const { bytes, events } = channel.logged;
+  assert.ok(bytes <= 32 * 1024, `${bytes} bytes kept`);
+  assert.ok(events < 40);
+  // The second stream can still be replayed whole: the first stream's events went first.
+  const resumed = new SseWriter(64 * 1024);
+  assert.equal(channel.resume("2-0", resumed), true);
+  const reader = resumed.body.getReader();
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const chunk = new TextDecoder().decode((await reader.read()).value);
+    ids.push(/^id: (\S+)/.exec(chunk)![1]);
+  }
+  assert.deepEqual(ids, Array.from({ length: 20 }, (_, i) => `2-${i + 1}`));
+  await reader.cancel();
+  channel.ended("test over");
+});
