@@ -1,5 +1,5 @@
 /**
- * Gatehouse command line: `serve` (default), `check`, `--version`, `--help`.
+ * Gatehouse command line: `serve` (default), `check`, `health`, `schema`, `--version`, `--help`.
  *
  * Exit codes: 0 success; 1 invalid configuration; 2 bad command line; 3 failed to start or run
  * (storage unavailable, address in use).
@@ -12,14 +12,19 @@ import { systemClock } from "./src/core/clock.ts";
 import { createLogger } from "./src/observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
 import { openKvStore } from "./src/store/kv.ts";
-import { VERSION } from "./src/version.ts";
+import { COMMIT, VERSION } from "./src/version.ts";
+import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 
 const USAGE = `Gatehouse ${VERSION}: an OAuth gateway in front of MCP servers.
 
 Usage:
   gatehouse [serve] [--config PATH]   start the gateway
   gatehouse check [--config PATH]     validate the configuration and exit
-  gatehouse --version                 print the version
+  gatehouse health [--config PATH] [--url URL]
+                                      exit 0 if the gateway (at URL, else at the
+                                      configuration's listen address) answers /health
+  gatehouse schema                    print the configuration's JSON Schema
+  gatehouse --version                 print the version and commit
   gatehouse --help                    print this help
 
 The configuration is PATH, else $GATEHOUSE_CONFIG, else ./config.yaml.
@@ -29,9 +34,12 @@ Exit codes: 0 ok, 1 invalid configuration, 2 bad command line, 3 failed to start
 export const EXIT = { ok: 0, invalidConfig: 1, usage: 2, runtime: 3 } as const;
 
 interface Command {
-  name: "serve" | "check" | "version" | "help";
+  name: "serve" | "check" | "health" | "schema" | "version" | "help";
   configPath: string;
+  url?: string;
 }
+
+const SUBCOMMANDS = ["serve", "check", "health", "schema"] as const;
 
 function env(name: string): string | undefined {
   try {
@@ -43,6 +51,7 @@ function env(name: string): string | undefined {
 
 function parseArgs(args: string[]): Command | string {
   let name: Command["name"] | undefined;
+  let url: string | undefined;
   let configPath = env("GATEHOUSE_CONFIG") ?? "./config.yaml";
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -54,13 +63,16 @@ function parseArgs(args: string[]): Command | string {
       configPath = value;
     } else if (arg.startsWith("--config=")) {
       configPath = arg.slice("--config=".length);
-    } else if ((arg === "serve" || arg === "check") && !name) {
-      name = arg;
+    } else if (arg === "--url" && name === "health") {
+      url = args[++i];
+      if (!url) return "--url needs a URL";
+    } else if ((SUBCOMMANDS as readonly string[]).includes(arg) && !name) {
+      name = arg as Command["name"];
     } else {
       return `unknown argument "${arg}"`;
     }
   }
-  return { name: name ?? "serve", configPath };
+  return { name: name ?? "serve", configPath, url };
 }
 
 async function load(path: string): Promise<ResolvedConfig | undefined> {
@@ -211,6 +223,19 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
   return EXIT.ok;
 }
 
+/** For container health checks and scripts: 0 when GET `url` answers 200 within 5 s. */
+async function checkHealth(url: string): Promise<number> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+    await response.body?.cancel();
+    if (response.ok) return EXIT.ok;
+    console.error(`gatehouse: ${url} answered ${response.status}`);
+  } catch (error) {
+    console.error(`gatehouse: ${url} did not answer: ${(error as Error).message}`);
+  }
+  return EXIT.runtime;
+}
+
 async function main(args: string[]): Promise<number> {
   const command = parseArgs(args);
   if (typeof command === "string") {
@@ -222,11 +247,21 @@ async function main(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (command.name === "version") {
-    console.log(`gatehouse ${VERSION}`);
+    console.log(`gatehouse ${VERSION} (commit ${COMMIT})`);
     return EXIT.ok;
   }
+  if (command.name === "schema") {
+    console.log(JSON.stringify(CONFIG_SCHEMA, null, 2));
+    return EXIT.ok;
+  }
+  if (command.name === "health" && command.url) return await checkHealth(command.url);
   const config = await load(command.configPath);
   if (!config) return EXIT.invalidConfig;
+  if (command.name === "health") {
+    const { hostname, port } = config.listen;
+    const host = hostname === "0.0.0.0" ? "127.0.0.1" : hostname === "::" ? "[::1]" : hostname;
+    return await checkHealth(`http://${host}:${port}/health`);
+  }
   if (command.name === "check") {
     console.log(
       `${command.configPath}: ok (${config.servers.size} server${

@@ -1,12 +1,13 @@
-/** The command line as a user runs it: `check`, `--version`, `--help`, exit codes. */
+/** The command line as a user runs it: `check`, `health`, `--version`, `--help`, exit codes. */
 import assert from "node:assert/strict";
+import { compileArgs, RUNTIME_PERMISSIONS, stampCommit } from "../scripts/compile.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const SHIPPED = new URL("../config.yaml", import.meta.url).pathname;
 
 async function run(args: string[], env: Record<string, string> = {}) {
   const output = await new Deno.Command("deno", {
-    args: ["run", "--allow-read", "--allow-env", MAIN, ...args],
+    args: ["run", "--allow-read", "--allow-env", "--allow-net=127.0.0.1", MAIN, ...args],
     env,
     stdout: "piped",
     stderr: "piped",
@@ -42,7 +43,7 @@ Deno.test("main.ts check lists every error with line and hint, hides secrets (ex
 });
 
 Deno.test("main.ts --version, --help and a bad argument", async () => {
-  assert.match((await run(["--version"])).stdout, /^gatehouse \d+\.\d+\.\d+/);
+  assert.match((await run(["--version"])).stdout, /^gatehouse \d+\.\d+\.\d+ \(commit dev\)\n$/);
   const help = await run(["--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Exit codes: 0 ok, 1 invalid configuration/);
@@ -52,4 +53,47 @@ Deno.test("main.ts --version, --help and a bad argument", async () => {
   const missing = await run(["check", "--config", "/nonexistent.yaml"]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /file not found/);
+});
+
+Deno.test("main.ts health exits 0 when /health answers 200, 3 when nothing answers", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (request) =>
+      new URL(request.url).pathname === "/health"
+        ? Response.json({ status: "ok" })
+        : new Response("no", { status: 404 }),
+  );
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    const ok = await run(["health", "--url", `${base}/health`]);
+    assert.equal(ok.code, 0, ok.stderr);
+    const notFound = await run(["health", "--url", `${base}/nowhere`]);
+    assert.equal(notFound.code, 3);
+    assert.match(notFound.stderr, /answered 404/);
+  } finally {
+    await server.shutdown();
+  }
+  const nobody = await run(["health", "--url", "http://127.0.0.1:1/health"]);
+  assert.equal(nobody.code, 3);
+  assert.match(nobody.stderr, /did not answer/);
+});
+
+Deno.test("deno task compile stamps the commit and bakes in only the permissions Gatehouse needs", () => {
+  const source = Deno.readTextFileSync(new URL("../src/version.ts", import.meta.url));
+  assert.match(stampCommit(source, "0123abcd4567"), /export const COMMIT = "0123abcd4567";/);
+  assert.match(stampCommit(source, "0123abcd4567-dirty"), /COMMIT = "0123abcd4567-dirty"/);
+  assert.throws(() => stampCommit(source, '"; Deno.exit(); "'), /not a commit/);
+  const args = compileArgs(["--target", "x86_64-unknown-linux-gnu"]);
+  assert.deepEqual(args.filter((a) => a.startsWith("--allow")), [
+    "--allow-net",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+  ]);
+  assert.ok(!args.includes("-A") && !args.includes("--allow-all"));
+  assert.ok(args.includes("--no-prompt") && args.includes("--unstable-kv"));
+  assert.deepEqual(args.slice(-3), ["--target", "x86_64-unknown-linux-gnu", "main.ts"]);
+  assert.equal(args.at(-1), "main.ts");
+  assert.deepEqual(RUNTIME_PERMISSIONS.filter((p) => p === "--allow-sys"), []);
 });

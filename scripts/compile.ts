@@ -1,0 +1,73 @@
+/**
+ * `deno task compile [-- deno compile options, e.g. --target x86_64-unknown-linux-gnu]`: builds
+ * dist/gatehouse, one executable with every asset inside, the permissions below baked in, and
+ * the commit it was built from (shown by `gatehouse --version`).
+ *
+ * The build needs Deno's runtime binary for the target, which `deno compile` downloads from
+ * dl.deno.land on first use; where that is unreachable, build on a machine where it is.
+ */
+
+/**
+ * The least Gatehouse needs, and why: net (listen; reach backends, the identity provider and
+ * client metadata documents), read (configuration, storage), write (storage), env (`${VAR}`
+ * in the configuration), run (stdio backends). Not sys, ffi or hrtime. No prompts: a service
+ * has nobody to answer one, so a missing permission fails loudly instead.
+ */
+export const RUNTIME_PERMISSIONS = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--no-prompt",
+];
+
+const VERSION_FILE = new URL("../src/version.ts", import.meta.url);
+
+/** version.ts with the build's commit in place of "dev". */
+export function stampCommit(source: string, commit: string): string {
+  if (!/^[0-9a-f]{7,40}(-dirty)?$/.test(commit)) throw new Error(`not a commit: ${commit}`);
+  const stamped = source.replace(
+    /export const COMMIT = "[^"]*";/,
+    `export const COMMIT = "${commit}";`,
+  );
+  if (stamped === source) throw new Error("src/version.ts has no COMMIT line to stamp");
+  return stamped;
+}
+
+async function git(...args: string[]): Promise<string> {
+  const output = await new Deno.Command("git", { args, stdout: "piped", stderr: "null" }).output();
+  if (!output.success) throw new Error(`git ${args.join(" ")} failed`);
+  return new TextDecoder().decode(output.stdout).trim();
+}
+
+export function compileArgs(extra: string[]): string[] {
+  return [
+    "compile",
+    ...RUNTIME_PERMISSIONS,
+    "--unstable-kv",
+    "--output",
+    "dist/gatehouse",
+    ...extra,
+    "main.ts",
+  ];
+}
+
+if (import.meta.main) {
+  const commit = await git("rev-parse", "--short=12", "HEAD");
+  const dirty = (await git("status", "--porcelain", "--untracked-files=no")) !== "";
+  const original = await Deno.readTextFile(VERSION_FILE);
+  await Deno.writeTextFile(VERSION_FILE, stampCommit(original, dirty ? `${commit}-dirty` : commit));
+  try {
+    const status = await new Deno.Command(Deno.execPath(), { args: compileArgs(Deno.args) })
+      .spawn().status;
+    if (!status.success) {
+      console.error(
+        "deno compile failed. If it could not download the runtime (dl.deno.land), build on a machine that can reach it; see README.",
+      );
+    }
+    Deno.exitCode = status.code;
+  } finally {
+    await Deno.writeTextFile(VERSION_FILE, original);
+  }
+}
