@@ -33,7 +33,7 @@ import { SsoSessions } from "./web/sso.ts";
 import type { ServerName } from "./core/ids.ts";
 import type { Clock } from "./core/clock.ts";
 import { Secret } from "./core/secret.ts";
-import { randomBase64Url } from "./crypto/random.ts";
+import { randomBase64Url, randomHex } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
@@ -44,6 +44,7 @@ import { liveChildren } from "./mcp/backends/spawner.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
+import type { SessionDirectory, SharedSessionRecord } from "./mcp/shared_sessions.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -53,7 +54,12 @@ export interface Gateway {
   /** The Prometheus exposition of the gateway's metrics. */
   metrics(): string;
   /** What a configuration reload carries over: counters, and the aggregate caches' table. */
-  readonly carried: { metrics: GatewayMetrics; caches: Map<ServerName, DiscoveryCache> };
+  readonly carried: {
+    metrics: GatewayMetrics;
+    caches: Map<ServerName, DiscoveryCache>;
+    /** This process's name as the owner of shared sessions, when no replicaId is configured. */
+    instance: string;
+  };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
 }
@@ -84,8 +90,11 @@ export async function createGateway(
     ? await createAuthServer(config, config.oauth, master, deps)
     : undefined;
   // Counters survive a reload; members' lists are discovered again under the new config.
-  const { metrics, caches } = previous?.carried ??
-    { metrics: new GatewayMetrics(), caches: new Map<ServerName, DiscoveryCache>() };
+  const { metrics, caches, instance } = previous?.carried ?? {
+    metrics: new GatewayMetrics(),
+    caches: new Map<ServerName, DiscoveryCache>(),
+    instance: randomHex(8),
+  };
   caches.clear();
   const sessionOptions: SessionRegistryOptions = {
     limits: config.limits,
@@ -93,9 +102,13 @@ export async function createGateway(
     now: () => clock.now(),
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
     audit: callRecorder(config, metrics, deps.auditLogger ?? logger),
-    connect: (server, user, options) => {
+    replica: { prefix: config.replicaId, owner: config.replicaId ?? instance },
+    directory: storeSessionDirectory(store),
+    connect: (server, user, options, resume) => {
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
-      if (server.transport !== "aggregate") return connectBackend(server, user, options, tokens);
+      if (server.transport !== "aggregate") {
+        return connectBackend(server, user, options, tokens, resume);
+      }
       let cache = caches.get(server.name);
       if (!cache) {
         caches.set(
@@ -139,7 +152,7 @@ export async function createGateway(
     sessions,
     config,
     metrics: () => metrics.registry.render(),
-    carried: { metrics, caches },
+    carried: { metrics, caches, instance },
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: () => sessions.closeAll("the gateway is shutting down"),
@@ -263,6 +276,15 @@ function unchangedForSession(
   return server.members.every((member) =>
     sameConfig(before.servers.get(member), after.servers.get(member))
   );
+}
+
+/** Shared session records in the gateway's storage, where every replica sees them. */
+function storeSessionDirectory(store: Store): SessionDirectory {
+  return {
+    find: (id) => store.get<SharedSessionRecord>(KEYS.sharedSession(id)),
+    save: (id, record) => store.set(KEYS.sharedSession(id), record, record.expiresAt),
+    remove: (id) => store.delete(KEYS.sharedSession(id)),
+  };
 }
 
 /** Counts and times every audited call; writes the audit line when the trail is enabled. */

@@ -240,6 +240,10 @@ export const CONFIG_SCHEMA: JsonSchema = {
       "The master secret (at least 32 bytes); every key is derived from it. Without one, Gatehouse generates one and keeps it in storage.",
       { examples: ["${GATEHOUSE_SECRET}"] },
     ),
+    replicaId: text(
+      "This replica's name when several share storage: session ids start with it, so a load balancer can route each session to its replica (docs/deploy.md). Empty or absent: none.",
+      { pattern: "^([a-z0-9-]{1,32})?$", minLength: 0, examples: ["${HOSTNAME}", "gw-1"] },
+    ),
     previousSecrets: list(
       "Earlier master secrets, still accepted to read tokens and credentials while you rotate.",
     ),

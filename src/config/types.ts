@@ -198,6 +198,11 @@ export interface ResolvedConfig {
   previousSecrets: Secret[];
   /** Origins (scheme://host[:port]) allowed on MCP endpoints besides the gateway's own. */
   allowedOrigins: string[];
+  /**
+   * This replica's name, put in front of its session ids so that a load balancer can send a
+   * session's requests to the replica holding it.
+   */
+  replicaId?: string;
   limits: Limits;
   rateLimits: RateLimitConfig;
   audit: AuditConfig;

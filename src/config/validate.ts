@@ -50,6 +50,7 @@ const TOP_KEYS = [
   "rateLimits",
   "audit",
   "metrics",
+  "replicaId",
 ];
 const LIMIT_KEYS = [
   "sessionsPerUser",
@@ -121,6 +122,21 @@ function parseOrigins(c: Checker, value: unknown): string[] {
     );
     return [];
   });
+}
+
+/** Session ids carry it, so it is kept short and URL- and header-safe. */
+function parseReplicaId(c: Checker, value: unknown): string | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const id = c.string(value, ["replicaId"]);
+  if (id !== undefined && !/^[a-z0-9-]{1,32}$/.test(id)) {
+    c.fail(
+      ["replicaId"],
+      `not a replica id: ${describe(id)}`,
+      "use up to 32 lower-case letters, digits and '-', e.g. gw-1",
+    );
+    return undefined;
+  }
+  return id;
 }
 
 function parseLimits(c: Checker, value: unknown): Limits {
@@ -478,6 +494,7 @@ export function validateConfig(
     rateLimits: parseRateLimits(c, raw.rateLimits),
     audit: parseAudit(c, raw.audit),
     metrics: parseMetrics(c, raw.metrics),
+    replicaId: parseReplicaId(c, raw.replicaId),
     shutdownGraceMs: c.duration(raw.shutdownGrace, ["shutdownGrace"], DEFAULT_SHUTDOWN_GRACE_MS),
     logLevel: logLevel as LogLevel,
     servers,

@@ -50,6 +50,8 @@ export interface SessionOptions {
   now: () => number;
   /** Where calls are recorded: who called which tool, outcome, duration. */
   audit?: AuditLog;
+  /** Told once the backend has accepted initialize. */
+  onInitialized?: (session: Session) => void;
 }
 
 export class Session {
@@ -63,6 +65,10 @@ export class Session {
   openStreams = 0;
   /** What the client said it can do, from its initialize request. */
   clientCapabilities: Record<string, unknown> = {};
+  /** Other replicas can continue this session: its record is in shared storage. */
+  sharedRecord = false;
+  /** When this replica last made sure it owns the shared record. */
+  ownershipCheckedAt = 0;
 
   #channel?: ClientChannel;
   #pending = new Map<string, PendingRequest>();
@@ -300,6 +306,7 @@ export class Session {
     }
     const capabilities = result.capabilities as Record<string, unknown> | undefined;
     if (capabilities && "tasks" in capabilities) delete capabilities.tasks;
+    this.#options.onInitialized?.(this);
   }
 
   #lastError?: string;
@@ -313,6 +320,31 @@ export class Session {
 
   /** Ends the session: pending requests get an error, the backend is stopped. */
   async close(reason: string): Promise<void> {
+    await this.#end(reason, () => this.#options.backend.close());
+  }
+
+  /**
+   * Ends this replica's part of the session and leaves the backend session running, for the
+   * replica that continues it.
+   */
+  async release(reason: string): Promise<void> {
+    this.#released = true;
+    await this.#end(reason, () => this.#options.backend.detach());
+  }
+
+  /** True when the session was let go (`release`) rather than ended. */
+  get released(): boolean {
+    return this.#released;
+  }
+
+  #released = false;
+
+  /** The backend's session id, when another replica could continue this session. */
+  get sharedBackendSessionId(): string | undefined {
+    return this.#options.backend.sharedSessionId?.();
+  }
+
+  async #end(reason: string, stopBackend: () => Promise<void>): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const why = reason;
@@ -326,7 +358,7 @@ export class Session {
     }
     this.#channel?.ended(why);
     for (const listener of this.#closeListeners) listener(this);
-    await this.#options.backend.close();
+    await stopBackend();
   }
 }
 

@@ -23,6 +23,8 @@ export const KEYS = {
   /** A person's sealed credential for a service. */
   credential: (userId: string, service: string) =>
     ["credentials", "user", userId, service] as const,
+  /** A client session another replica may continue (its backend speaks Streamable HTTP). */
+  sharedSession: (sessionId: string) => ["mcp", "session", sessionId] as const,
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
   serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;

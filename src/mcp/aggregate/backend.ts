@@ -49,5 +49,5 @@ export function createAggregateBackend(
     now: options.now,
     logger: options.logger,
   });
-  return { transport, close: () => transport.close() };
+  return { transport, close: () => transport.close(), detach: () => transport.close() };
 }

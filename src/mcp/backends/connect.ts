@@ -21,6 +21,16 @@ export interface Backend {
   transport: Transport;
   /** Ends the backend session; never throws. */
   close(): Promise<void>;
+  /** Lets go of the connection but leaves the backend session to whoever continues it. */
+  detach(): Promise<void>;
+  /** A Streamable HTTP backend's session id, which another replica can continue. */
+  sharedSessionId?(): string | undefined;
+}
+
+/** An existing Streamable HTTP backend session to continue instead of starting one. */
+export interface ResumeBackend {
+  sessionId: string;
+  protocolVersion: string;
 }
 
 /** The person's current service token, looked up again for each HTTP request. */
@@ -43,10 +53,11 @@ export async function connectBackend(
   user: PlaceholderValues,
   options: BackendOptions,
   tokens?: PersonTokens,
+  resume?: ResumeBackend,
 ): Promise<Backend> {
-  if (!server.userToken || !tokens) return createBackend(server, user, options);
+  if (!server.userToken || !tokens) return createBackend(server, user, options, undefined, resume);
   const source = () => tokens.tokenFor(server.name);
-  return createBackend(server, { ...user, "user.token": await source() }, options, source);
+  return createBackend(server, { ...user, "user.token": await source() }, options, source, resume);
 }
 
 /**
@@ -59,6 +70,7 @@ export function createBackend(
   user: PlaceholderValues,
   options: BackendOptions,
   token?: TokenSource,
+  resume?: ResumeBackend,
 ): Backend {
   if (server.transport === "stdio") {
     const transport = new StdioBackend({
@@ -72,22 +84,31 @@ export function createBackend(
       killGraceMs: options.killGraceMs,
       logger: options.logger,
     });
-    return { transport, close: () => transport.close().catch(() => {}) };
+    const close = () => transport.close().catch(() => {});
+    return { transport, close, detach: close };
   }
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
   const fetch = token ? freshTokenFetch(server.headers, user, token) : undefined;
   if (server.transport === "sse") {
     const transport = new LegacySseBackend(new SSEClientTransport(url, { requestInit, fetch }));
-    return { transport, close: () => transport.close() };
+    return { transport, close: () => transport.close(), detach: () => transport.close() };
   }
-  const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
+  const transport = new StreamableHTTPClientTransport(url, {
+    requestInit,
+    fetch,
+    sessionId: resume?.sessionId,
+  });
+  if (resume) transport.setProtocolVersion(resume.protocolVersion);
+  const detach = () => transport.close().catch(() => {});
   return {
     transport,
     close: async () => {
       if (transport.sessionId) await transport.terminateSession().catch(() => {});
-      await transport.close().catch(() => {});
+      await detach();
     },
+    detach,
+    sharedSessionId: () => transport.sessionId,
   };
 }
 

@@ -40,6 +40,32 @@ export function findOwnSession(ctx: FrontContext, rawId: string | null): Session
 }
 
 /**
+ * Like `findOwnSession`, and a session another replica opened is continued here when it can
+ * be (a Streamable HTTP backend, the same caller). `attach` gives a continued session its
+ * channel to the client.
+ */
+export async function findOrAdoptSession(
+  ctx: FrontContext,
+  rawId: string | null,
+  attach: (session: Session) => void,
+): Promise<Session | undefined> {
+  const local = findOwnSession(ctx, rawId);
+  if (local) {
+    ctx.sessions.touch(local);
+    return local;
+  }
+  const id = parseSessionId(rawId);
+  if (!id || ctx.sessions.get(id)) return undefined;
+  const adopted = await ctx.sessions.adopt(id, ctx.server, ctx.principal).catch((error) => {
+    ctx.logger.warn("could not continue a session from another replica", { error });
+    return undefined;
+  });
+  if (!adopted || adopted.closed) return undefined;
+  if (!adopted.channel) attach(adopted);
+  return adopted;
+}
+
+/**
  * Opens a session for this caller, or answers for the client: 429 over a session limit, 502
  * when the backend cannot start (a JSON-RPC error carrying `requestId` when there is one).
  */

@@ -6,7 +6,7 @@
 import { RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { findOwnSession, type FrontContext, openSessionOrAnswer } from "./context.ts";
+import { findOrAdoptSession, type FrontContext, openSessionOrAnswer } from "./context.ts";
 import {
   accepts,
   BodyTooLargeError,
@@ -69,7 +69,7 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
       parsed.kind === "request" ? parsed.message.id : null,
     );
   }
-  const session = findOwnSession(ctx, sessionHeader);
+  const session = await findOrAdoptSession(ctx, sessionHeader, attachChannel(ctx));
   if (!session) return sessionNotFound(parsed.kind === "request" ? parsed.message.id : null);
   const versionProblem = checkProtocolVersion(request);
   if (versionProblem) return versionProblem;
@@ -89,8 +89,12 @@ async function initialize(message: RpcRequest, request: Request, ctx: FrontConte
   );
   if (session instanceof Response) return session;
 
-  session.attach(new StreamableChannel(ctx.maxStreamBufferBytes));
+  attachChannel(ctx)(session);
   return answer(session, message, request, ctx);
+}
+
+function attachChannel(ctx: FrontContext) {
+  return (session: Session) => session.attach(new StreamableChannel(ctx.maxStreamBufferBytes));
 }
 
 function answer(
@@ -117,7 +121,7 @@ function answer(
   return new Response(writer.body, { headers: { ...SSE_HEADERS, ...headers } });
 }
 
-export function handleStreamableGet(request: Request, ctx: FrontContext): Response {
+export async function handleStreamableGet(request: Request, ctx: FrontContext): Promise<Response> {
   if (!accepts(request.headers.get("accept"), "text/event-stream")) {
     return rpcError(
       406,
@@ -125,7 +129,7 @@ export function handleStreamableGet(request: Request, ctx: FrontContext): Respon
       "Not Acceptable: a GET opens an SSE stream; send Accept: text/event-stream",
     );
   }
-  const session = sessionOf(request, ctx);
+  const session = await sessionOf(request, ctx);
   if (session instanceof Response) return session;
   const versionProblem = checkProtocolVersion(request);
   if (versionProblem) return versionProblem;
@@ -161,15 +165,18 @@ export function handleStreamableGet(request: Request, ctx: FrontContext): Respon
   });
 }
 
-export function handleStreamableDelete(request: Request, ctx: FrontContext): Response {
-  const session = sessionOf(request, ctx);
+export async function handleStreamableDelete(
+  request: Request,
+  ctx: FrontContext,
+): Promise<Response> {
+  const session = await sessionOf(request, ctx);
   if (session instanceof Response) return session;
   void session.close("the client ended the session");
   return new Response(null, { status: 204 });
 }
 
 /** The caller's session named by the Mcp-Session-Id header, or the error to answer with. */
-function sessionOf(request: Request, ctx: FrontContext): Session | Response {
+async function sessionOf(request: Request, ctx: FrontContext): Promise<Session | Response> {
   const sessionHeader = request.headers.get(SESSION_HEADER);
   if (!sessionHeader) {
     return rpcError(
@@ -178,7 +185,8 @@ function sessionOf(request: Request, ctx: FrontContext): Session | Response {
       "Bad Request: Mcp-Session-Id header is required",
     );
   }
-  return findOwnSession(ctx, sessionHeader) ?? sessionNotFound(null);
+  return await findOrAdoptSession(ctx, sessionHeader, attachChannel(ctx)) ??
+    sessionNotFound(null);
 }
 
 function sessionNotFound(id: RpcRequest["id"] | null): Response {
