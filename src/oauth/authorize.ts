@@ -6,7 +6,7 @@
 import { type ClientId, parseClientId } from "../core/ids.ts";
 import { isValidCodeChallenge } from "../crypto/pkce.ts";
 import type { ClientDirectory } from "./client_directory.ts";
-import type { ClientRecord } from "./clients.ts";
+import { type ClientRecord, redirectUriMatches } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import { DEFAULT_SCOPE } from "./metadata.ts";
 
@@ -58,8 +58,8 @@ function checkRedirectUri(params: URLSearchParams, client: ClientRecord): string
     if (client.redirectUris.length === 1) return client.redirectUris[0];
     throw new OAuthError("invalid_request", "redirect_uri is required");
   }
-  // Exact string comparison (OAuth 2.1 §2.3.1): no prefix, no normalisation.
-  if (!client.redirectUris.includes(given)) {
+  // Exact string comparison (OAuth 2.1 §2.3.1), any port for loopback: no prefix matching.
+  if (!client.redirectUris.some((registered) => redirectUriMatches(registered, given))) {
     throw new OAuthError(
       "invalid_request",
       "redirect_uri is not one the client registered; nothing was sent back to it",

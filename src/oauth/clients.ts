@@ -45,6 +45,32 @@ const invalid = (description: string) => new OAuthError("invalid_client_metadata
  * Why a redirect URI is unacceptable, or undefined when it is fine. `customSchemes` lists the
  * private-use schemes of native apps the operator admits (RFC 8252 §7.1, e.g. "cursor").
  */
+/**
+ * Whether `given` is the registered redirect URI `registered`: the exact string (OAuth 2.1
+ * §2.3.1), except that a loopback http URI may name any port (RFC 8252 §7.3, OAuth 2.1
+ * §8.4.2), since a native app gets its port from the system when it starts listening.
+ */
+export function redirectUriMatches(registered: string, given: string): boolean {
+  if (registered === given) return true;
+  let a: URL, b: URL;
+  try {
+    a = new URL(registered);
+    b = new URL(given);
+  } catch {
+    return false;
+  }
+  if (!isLoopbackHttp(a) || !isLoopbackHttp(b)) return false;
+  // Everything but the port, compared as written (hostname included: 127.0.0.1 ≠ localhost).
+  return a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search &&
+    a.username === "" && b.username === "" && a.hash === "" && b.hash === "" &&
+    withoutPort(registered) === withoutPort(given);
+}
+
+/** The URI text with its port removed, so that nothing but the port may differ. */
+function withoutPort(text: string): string {
+  return text.replace(/^(http:\/\/(?:\[[^\]]+\]|[^/:?#]+)):\d+/i, "$1");
+}
+
 export function redirectUriProblem(text: string, customSchemes: string[] = []): string | undefined {
   let url: URL;
   try {
