@@ -248,8 +248,8 @@ export const CONFIG_SCHEMA: JsonSchema = {
       "Earlier master secrets, still accepted to read tokens and credentials while you rotate.",
     ),
     allowedOrigins: list(
-      "Browser origins allowed to call MCP endpoints (CORS and the Origin check); loopback origins are always allowed.",
-      { examples: [["https://claude.ai"]] },
+      "Browser origins, besides the gateway's own, allowed to call MCP endpoints directly (CORS and the Origin check), e.g. the MCP Inspector's page.",
+      { examples: [["http://localhost:6274"]] },
     ),
     limits: {
       type: "object",
