@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { connectClient, type Front } from "./fixtures/client.ts";
-import { startGateway } from "./fixtures/gateway.ts";
+import { freePort, startGateway } from "./fixtures/gateway.ts";
 import { INIT, post } from "./fixtures/raw.ts";
 import type { Client } from "./fixtures/sdk.ts";
 
@@ -66,12 +66,8 @@ const MATRIX: { backend: "http" | "sse"; front: Front }[] = [
 Deno.test("HTTP backend faults through both fronts: each fails its own request or session, clearly and in time", async (t) => {
   const backend = await startBadBackend();
   const doomed = await startBadBackend();
-  const closedPort = (() => {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (listener.addr as Deno.NetAddr).port;
-    listener.close();
-    return port;
-  })();
+  // A port nothing listens on: connections to it are refused.
+  const closedPort = freePort();
   const gw = await startGateway(`
 limits: { requestTimeout: 2s, sessionsPerUser: 100 }
 servers:

@@ -5,7 +5,7 @@
  * behind, and the gateway keeps serving.
  */
 import assert from "node:assert/strict";
-import { startGateway } from "./fixtures/gateway.ts";
+import { freePort, startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -38,12 +38,8 @@ Deno.test("fault matrix: stdio exit at start, half a line, flood, closed stdout;
   const resetting = (async () => {
     for await (const connection of resetter) connection.close();
   })();
-  const closedPort = (() => {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (listener.addr as Deno.NetAddr).port;
-    listener.close();
-    return port;
-  })();
+  // A port nothing listens on: connections to it are refused.
+  const closedPort = freePort();
   const gw = await startGateway(`
 limits: { requestTimeout: 2s, maxMessageBytes: 256KiB }
 servers:
