@@ -10,6 +10,7 @@ import { CredentialRequiredError } from "../../core/credential_required.ts";
 import { credentialRpcError, supportsUrlElicitation } from "../credential_errors.ts";
 import { errorResponse } from "../jsonrpc.ts";
 import { httpError, jsonResponse, rpcError } from "./http_util.ts";
+import type { SseEndReason, SseWriter } from "./sse.ts";
 
 export interface FrontContext {
   server: ServerConfig;
@@ -63,6 +64,23 @@ export async function findOrAdoptSession(
   if (!adopted || adopted.closed) return undefined;
   if (!adopted.channel) attach(adopted);
   return adopted;
+}
+
+/**
+ * Counts `writer` as an open stream of `session` (a session holding one is not idle) until it
+ * ends, and reports a cut for slow reading; resolves with why the stream ended.
+ */
+export function holdStream(
+  ctx: FrontContext,
+  session: Session,
+  writer: SseWriter,
+): Promise<SseEndReason> {
+  session.openStreams++;
+  return writer.closed.then((reason) => {
+    session.openStreams--;
+    if (reason === "overflow") ctx.onSlowReader(session);
+    return reason;
+  });
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { RpcErrorCode } from "../jsonrpc.ts";
 import type { ClientChannel } from "../session.ts";
-import { findOwnSession, type FrontContext, openSessionOrAnswer } from "./context.ts";
+import { findOwnSession, type FrontContext, holdStream, openSessionOrAnswer } from "./context.ts";
 import { BodyTooLargeError, httpError, readBodyLimited, rpcError } from "./http_util.ts";
 import { parseClientMessage } from "./parse.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
@@ -29,14 +29,12 @@ export async function handleLegacyStream(ctx: FrontContext): Promise<Response> {
   if (session instanceof Response) return session;
   const writer = new SseWriter(ctx.maxStreamBufferBytes);
   session.attach(new LegacyChannel(writer));
-  session.openStreams++;
+  const ended = holdStream(ctx, session, writer);
   writer.write({
     event: "endpoint",
     data: `${ctx.basePath}/${ctx.server.name}/message?sessionId=${session.id}`,
   });
-  writer.closed.then((reason) => {
-    session.openStreams--;
-    if (reason === "overflow") ctx.onSlowReader(session);
+  ended.then((reason) => {
     // The legacy transport cannot resume: its session ends with its stream.
     void session.close(
       reason === "overflow"

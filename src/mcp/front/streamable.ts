@@ -6,7 +6,12 @@
 import { RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { findOrAdoptSession, type FrontContext, openSessionOrAnswer } from "./context.ts";
+import {
+  findOrAdoptSession,
+  type FrontContext,
+  holdStream,
+  openSessionOrAnswer,
+} from "./context.ts";
 import {
   accepts,
   BodyTooLargeError,
@@ -111,11 +116,7 @@ function answer(
     return response.then((body) => jsonResponse(body, 200, headers));
   }
   const writer = new SseWriter(ctx.maxStreamBufferBytes);
-  session.openStreams++;
-  writer.closed.then((reason) => {
-    session.openStreams--;
-    if (reason === "overflow") ctx.onSlowReader(session);
-  });
+  void holdStream(ctx, session, writer);
   channel.openRequestStream(message.id, writer, session.protocolVersion >= PRIMING_SINCE);
   void session.fromClient(message as JSONRPCMessage);
   return new Response(writer.body, { headers: { ...SSE_HEADERS, ...headers } });
@@ -154,12 +155,7 @@ export async function handleStreamableGet(request: Request, ctx: FrontContext): 
       "Conflict: this session already has an open GET stream",
     );
   }
-  session.openStreams++;
-  writer.closed.then((reason) => {
-    session.openStreams--;
-    session.lastActivity = Date.now();
-    if (reason === "overflow") ctx.onSlowReader(session);
-  });
+  void holdStream(ctx, session, writer).then(() => session.lastActivity = Date.now());
   return new Response(writer.body, {
     headers: { ...SSE_HEADERS, [SESSION_HEADER]: session.id },
   });
