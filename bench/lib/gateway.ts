@@ -1,0 +1,100 @@
+/**
+ * Starts Gatehouse as users run it (`deno run <the binary's permissions> main.ts serve`) on a
+ * configuration the scenario writes, and the company-login pieces when a scenario wants
+ * OAuth JWTs: a real OIDC provider and the whole sign-in, so the token is one the gateway
+ * issued through its normal flow.
+ */
+import { RUNTIME_PERMISSIONS } from "../../scripts/compile.ts";
+import { startIdp, type TestIdp } from "../../tests/fixtures/idp.ts";
+import { exchangeCode, obtainCode, registerClient } from "../../tests/fixtures/oauth_raw.ts";
+import { UserAgent } from "../../tests/fixtures/user_agent.ts";
+import { freePort, type Running, startDeno, waitForOk } from "./processes.ts";
+
+export const ROOT = new URL("../../", import.meta.url).pathname;
+export const MASTER_SECRET = "bench-master-secret-0123456789-abcdefghijklmnop";
+export const BENCH_TOKEN = "bench-static-token-0123456789abcdef";
+
+/** Settings every bench gateway shares: one load generator stands for many people. */
+export function baseConfig(port: number): string {
+  return `listen: 127.0.0.1:${port}
+baseUrl: http://127.0.0.1:${port}
+storage: ":memory:"
+secret: ${MASTER_SECRET}
+logLevel: warn
+limits: { sessionsPerUser: 100000, maxSessions: 100000, requestTimeout: 30s }
+rateLimits: { mcpPerUser: 100000000/s, mcpPerClient: 100000000/s }
+`;
+}
+
+export interface BenchGateway extends Running {
+  url: string;
+  idp?: TestIdp;
+  /** An access token for one server, obtained through the real sign-in (OAuth gateways only). */
+  accessToken(server: string): Promise<string>;
+}
+
+/** `servers` is the YAML of the `servers:` mapping's entries (indented by two). */
+export async function startGateway(
+  servers: string,
+  options: { oauth?: boolean; extra?: string } = {},
+): Promise<BenchGateway> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const idp = options.oauth ? await startIdp([`${url}/oauth/callback`]) : undefined;
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-" });
+  const oauth = idp
+    ? `oauth:
+  accessTokenTtl: 1h
+  idp:
+    provider: oidc
+    issuer: ${idp.issuer}
+    clientId: ${idp.clientId}
+    clientSecret: ${idp.clientSecret}
+  allow:
+    domains: [example.com]
+`
+    : "";
+  await Deno.writeTextFile(
+    `${dir}/config.yaml`,
+    `${baseConfig(port)}${options.extra ?? ""}${oauth}servers:\n${servers}`,
+  );
+  const running = await startDeno(
+    ["run", ...RUNTIME_PERMISSIONS, `${ROOT}main.ts`, "serve", "--config", `${dir}/config.yaml`],
+    undefined,
+    { env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" } },
+  ).catch(async (error) => {
+    await idp?.close();
+    throw error;
+  });
+  await waitForOk(`${url}/health`);
+  let client: { client_id: string } | undefined;
+  return {
+    ...running,
+    url,
+    idp,
+    async accessToken(server) {
+      client ??= await registerClient(url);
+      const code = (await obtainCode(new UserAgent(), url, client.client_id, `${url}/${server}`))
+        .get("code");
+      if (!code) throw new Error(`the sign-in for ${server} gave no code`);
+      const issued = await exchangeCode(url, client.client_id, code);
+      if (!issued.json.access_token) throw new Error(`token: ${JSON.stringify(issued.json)}`);
+      return issued.json.access_token;
+    },
+    async stop() {
+      await running.stop();
+      await idp?.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** A stdio server entry running a fixture with plain `deno run`. */
+export function stdioServer(name: string, script: string, args: string[] = [], extra = ""): string {
+  const quoted = [script, ...args].map((a) => JSON.stringify(a)).join(", ");
+  return `  ${name}:
+    transport: stdio
+    command: deno
+    args: [run, ${quoted}]
+${extra}`;
+}

@@ -1,0 +1,104 @@
+/** Starting, watching and measuring the bench's processes (all on 127.0.0.1). */
+
+const TICKS_PER_SECOND = 100; // Linux USER_HZ
+
+export interface Running {
+  pid: number;
+  /** Everything the process printed so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `deno <args>` and waits (bounded) until its output matches `ready`, if given. */
+export async function startDeno(
+  args: string[],
+  ready: RegExp = /(?:)/,
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+): Promise<Running> {
+  const child = new Deno.Command("deno", {
+    args,
+    env: options.env,
+    cwd: options.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const drained = Promise.all([child.stdout, child.stderr].map(async (stream) => {
+    for await (const chunk of stream) {
+      // Keep the head (start-up lines) and a tail; a chatty process must not grow the bench.
+      seen = seen.length > 1_000_000 ? seen.slice(0, 100_000) : seen;
+      seen += decoder.decode(chunk, { stream: true });
+    }
+  }));
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  while (!ready.test(seen) && Date.now() < deadline) await sleep(5);
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* gone already */ }
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+    }, 5_000);
+    await child.status;
+    clearTimeout(timer);
+    await drained;
+  };
+  if (!ready.test(seen)) {
+    await stop();
+    throw new Error(`did not start within its time: deno ${args.join(" ")}\n${seen.slice(-2000)}`);
+  }
+  return { pid: child.pid, output: () => seen, stop };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** CPU time (user + system) the process has used, in microseconds, from /proc. */
+export function cpuMicros(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).replace(/^.*\) /, "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND * 1e6;
+}
+
+/** Resident set size in bytes, from /proc. */
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+  return Number(match?.[1] ?? 0) * 1024;
+}
+
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Polls `url` until it answers 2xx (bounded); returns the milliseconds it took. */
+export async function waitForOk(url: string, timeoutMs = 30_000, everyMs = 50): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    try {
+      const response = await fetch(url);
+      await response.body?.cancel();
+      if (response.ok) return performance.now() - started;
+    } catch { /* not listening yet */ }
+    await sleep(everyMs);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+/** The CPU model and core count, for the report. */
+export function machine(): { cpu: string; cores: number; os: string; memoryGiB: number } {
+  const cpuinfo = Deno.readTextFileSync("/proc/cpuinfo");
+  const cpu = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1]?.trim() ?? "unknown";
+  return {
+    cpu,
+    cores: navigator.hardwareConcurrency,
+    os: `${Deno.build.os} ${Deno.osRelease()}`,
+    memoryGiB: Math.round(Deno.systemMemoryInfo().total / 2 ** 30),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * `deno task bench`: starts everything on 127.0.0.1 (backends, the gateway, the peers), runs
+ * bounded scenarios, prints the table, writes bench/results/latest.json and the generated
+ * section of docs/benchmarks.md.
+ *
+ *   deno task bench [--calls N] [--only 1,2,…] [--no-write]
+ */
+import { httpCalls } from "./scenarios/http_calls.ts";
+import { machine } from "./lib/processes.ts";
+import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+function flag(name: string): string | undefined {
+  const at = Deno.args.indexOf(name);
+  return at >= 0 ? Deno.args[at + 1] : undefined;
+}
+
+const calls = Number(flag("--calls") ?? 5000);
+const only = flag("--only")?.split(",");
+const write = !Deno.args.includes("--no-write");
+
+const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] = [
+  ["1", httpCalls],
+];
+
+const results = new Results();
+const started = performance.now();
+for (const [id, scenario] of SCENARIOS) {
+  if (only && !only.includes(id)) continue;
+  console.error(`scenario ${id}…`);
+  await scenario(results, calls);
+}
+const info: RunInfo = {
+  date: new Date().toISOString(),
+  command: `deno task bench${Deno.args.length ? ` ${Deno.args.join(" ")}` : ""}`,
+  machine: machine(),
+  versions: { deno: Deno.version.deno, v8: Deno.version.v8, gatehouse: await gatehouseVersion() },
+  callsPerScenario: calls,
+  durationSeconds: (performance.now() - started) / 1000,
+};
+console.log(format(results.rows).join("\n"));
+if (write) {
+  await Deno.mkdir(`${ROOT}bench/results`, { recursive: true });
+  await Deno.writeTextFile(
+    `${ROOT}bench/results/latest.json`,
+    JSON.stringify({ ...info, rows: results.rows }, null, 2) + "\n",
+  );
+  await updateDoc(`${ROOT}docs/benchmarks.md`, markdownSection(info, results.rows));
+  console.log("wrote bench/results/latest.json and docs/benchmarks.md");
+}
+
+async function gatehouseVersion(): Promise<string> {
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const commit = await new Deno.Command("git", {
+    args: ["rev-parse", "--short", "HEAD"],
+    cwd: ROOT,
+  })
+    .output().then((o) => new TextDecoder().decode(o.stdout).trim(), () => "");
+  return commit ? `${config.version} (${commit})` : config.version;
+}
