@@ -6,6 +6,11 @@
  *   deno task bench [--calls N] [--only 1,2,…] [--no-write]
  */
 import { httpCalls } from "./scenarios/http_calls.ts";
+import { stdioPeers } from "./scenarios/stdio_peers.ts";
+import { aggregate } from "./scenarios/aggregate.ts";
+import { sessions } from "./scenarios/sessions.ts";
+import { startup } from "./scenarios/startup.ts";
+import { memory } from "./scenarios/memory.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -22,6 +27,11 @@ const write = !Deno.args.includes("--no-write");
 
 const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] = [
   ["1", httpCalls],
+  ["2", stdioPeers],
+  ["3", aggregate],
+  ["4", sessions],
+  ["5", memory],
+  ["6", startup],
 ];
 
 const results = new Results();

@@ -21,7 +21,7 @@ baseUrl: http://127.0.0.1:${port}
 storage: ":memory:"
 secret: ${MASTER_SECRET}
 logLevel: warn
-limits: { sessionsPerUser: 100000, maxSessions: 100000, requestTimeout: 30s }
+limits: { sessionsPerUser: 100000, maxSessions: 100000, requestTimeout: 30s, sessionIdleTimeout: 1h }
 rateLimits: { mcpPerUser: 100000000/s, mcpPerClient: 100000000/s }
 `;
 }
@@ -66,7 +66,14 @@ export async function startGateway(
     await idp?.close();
     throw error;
   });
-  await waitForOk(`${url}/health`);
+  const healthy = await Promise.race([
+    waitForOk(`${url}/health`).then(() => true),
+    running.exited.then(() => false),
+  ]);
+  if (!healthy) {
+    await idp?.close();
+    throw new Error(`the gateway exited at start:\n${running.output().slice(-3000)}`);
+  }
   let client: { client_id: string } | undefined;
   return {
     ...running,

@@ -14,17 +14,24 @@ export interface Reply {
 }
 
 export class HttpConnection {
-  #buffer = new Uint8Array(64 * 1024);
+  #buffer: Uint8Array;
   #start = 0;
   #end = 0;
 
-  private constructor(private readonly conn: Deno.TcpConn, private readonly host: string) {}
+  private constructor(
+    private readonly conn: Deno.TcpConn,
+    private readonly host: string,
+    bufferBytes: number,
+  ) {
+    this.#buffer = new Uint8Array(bufferBytes);
+  }
 
-  static async open(url: string): Promise<HttpConnection> {
+  /** `bufferBytes` is where reading starts; the buffer grows for larger answers. */
+  static async open(url: string, bufferBytes = 64 * 1024): Promise<HttpConnection> {
     const { hostname, port, host } = new URL(url);
     const conn = await Deno.connect({ hostname, port: Number(port) });
     conn.setNoDelay(true);
-    return new HttpConnection(conn, host);
+    return new HttpConnection(conn, host, bufferBytes);
   }
 
   close(): void {

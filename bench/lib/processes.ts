@@ -6,6 +6,8 @@ export interface Running {
   pid: number;
   /** Everything the process printed so far. */
   output(): string;
+  /** Resolves when the process ends. */
+  exited: Promise<Deno.CommandStatus>;
   stop(): Promise<void>;
 }
 
@@ -51,7 +53,7 @@ export async function startDeno(
     await stop();
     throw new Error(`did not start within its time: deno ${args.join(" ")}\n${seen.slice(-2000)}`);
   }
-  return { pid: child.pid, output: () => seen, stop };
+  return { pid: child.pid, output: () => seen, exited: child.status, stop };
 }
 
 export function sleep(ms: number): Promise<void> {
