@@ -10,6 +10,7 @@ import { ConfigError } from "./src/config/issues.ts";
 import type { ResolvedConfig } from "./src/config/types.ts";
 import { systemClock } from "./src/core/clock.ts";
 import { createLogger } from "./src/observability/logger.ts";
+import { batchedLineWriter, writeStderr } from "./src/observability/line_writer.ts";
 import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
 import { openKvStore } from "./src/store/kv.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
@@ -109,8 +110,12 @@ function serveMetrics(
   );
 }
 
+/** Every log line of `serve` goes through here, a turn's lines in one write. */
+const logLines = batchedLineWriter(writeStderr);
+globalThis.addEventListener("unload", () => logLines.flush());
+
 async function serve(config: ResolvedConfig, configPath: string): Promise<number> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, logLines);
   let store;
   try {
     store = await openKvStore(config.storage);
@@ -123,7 +128,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
     logger,
     clock: systemClock,
     // The audit trail is kept whatever logLevel says.
-    auditLogger: createLogger("info"),
+    auditLogger: createLogger("info", logLines),
   };
   let gateway = await createGateway(config, deps);
   let server: Deno.HttpServer<Deno.NetAddr>;
@@ -274,5 +279,7 @@ async function main(args: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  Deno.exit(await main(Deno.args));
+  const code = await main(Deno.args);
+  logLines.flush();
+  Deno.exit(code);
 }
