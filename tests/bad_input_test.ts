@@ -35,7 +35,11 @@ Deno.test("GET /health answers ok; unknown paths and servers get JSON 404s", asy
     assert.equal(health.status, 200);
     assert.deepEqual(await health.json(), { status: "ok" });
     assert.equal(health.headers.get("x-content-type-options"), "nosniff");
-    assert.match(health.headers.get("x-request-id") ?? "", /^[0-9a-f]{16}$/);
+    const first = health.headers.get("x-request-id") ?? "";
+    assert.match(first, /^[0-9a-f]{8}-[0-9a-z]+$/);
+    const again = await fetch(`${gw.url}/health`);
+    await again.body?.cancel();
+    assert.notEqual(again.headers.get("x-request-id"), first, "each request gets its own id");
 
     const unknown = await post(`${gw.url}/nope/mcp`, INIT, mcpHeaders(auth));
     assert.equal(unknown.status, 404);

@@ -10,11 +10,19 @@ export type GatewayEnv = {
 };
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/**
+ * Request ids only correlate log lines, so they need to be unique, not unpredictable: a
+ * random prefix per process (replicas differ) and a counter, instead of random bytes per request.
+ */
+const REQUEST_ID_PREFIX = randomHex(4);
+let requestCount = 0;
 
 export function requestId(): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     const incoming = c.req.header("x-request-id");
-    const id = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : randomHex(8);
+    const id = incoming && SANE_REQUEST_ID.test(incoming)
+      ? incoming
+      : `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
     c.set("requestId", id);
     await next();
     c.res.headers.set("x-request-id", id);
@@ -63,7 +71,7 @@ export function accessLog(
     logger.info("request", {
       requestId: c.get("requestId"),
       method: c.req.method,
-      path: new URL(c.req.url).pathname,
+      path: c.req.path,
       status: c.res.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
     });
