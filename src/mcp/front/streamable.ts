@@ -115,11 +115,13 @@ function answer(
     void session.fromClient(message as JSONRPCMessage);
     return response.then((body) => jsonResponse(body, 200, headers));
   }
-  const writer = new SseWriter(ctx.maxStreamBufferBytes);
-  void holdStream(ctx, session, writer);
-  channel.openRequestStream(message.id, writer, session.protocolVersion >= PRIMING_SINCE);
+  const first = channel.answerFirst(message.id, session.protocolVersion >= PRIMING_SINCE);
   void session.fromClient(message as JSONRPCMessage);
-  return new Response(writer.body, { headers: { ...SSE_HEADERS, ...headers } });
+  return first.then((answer) => {
+    if ("json" in answer) return jsonResponse(answer.json, 200, headers);
+    void holdStream(ctx, session, answer.stream);
+    return new Response(answer.stream.body, { headers: { ...SSE_HEADERS, ...headers } });
+  });
 }
 
 export async function handleStreamableGet(request: Request, ctx: FrontContext): Promise<Response> {

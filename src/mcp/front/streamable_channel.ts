@@ -17,6 +17,29 @@ const MAX_FINISHED_STREAMS = 16;
 const MAX_BACKLOG = 1_000;
 /** Tells clients how long to wait before reconnecting a dropped stream. */
 export const RETRY_MS = 1_000;
+/**
+ * How long a POST waits for its first message before its answer becomes an SSE stream anyway
+ * (headers, priming event, keep-alives), so clients and proxies in between see it is alive.
+ */
+export const JSON_WINDOW_MS = 1_000;
+
+/** How a POST is answered: its response alone as JSON, or an SSE stream for everything. */
+export type FirstAnswer = { json: JSONRPCMessage } | { stream: SseWriter };
+
+/**
+ * A POST whose answer form waits for its first message. Most requests get their response and
+ * nothing else, and one JSON body costs a fraction of an SSE stream (no stream machinery, no
+ * replay log); a notification or server request first makes it a stream.
+ */
+class PendingAnswer {
+  timer?: ReturnType<typeof setTimeout>;
+
+  constructor(
+    readonly id: RequestId,
+    readonly prime: boolean,
+    readonly resolve: (answer: FirstAnswer) => void,
+  ) {}
+}
 
 /** One logical SSE stream; its connection may drop and be resumed. */
 export class OutStream {
@@ -90,7 +113,10 @@ export class OutStream {
 
 export class StreamableChannel implements ClientChannel {
   readonly #streams = new Map<number, OutStream>();
-  readonly #routes = new Map<string, OutStream | ((message: JSONRPCMessage) => void)>();
+  readonly #routes = new Map<
+    string,
+    OutStream | PendingAnswer | ((message: JSONRPCMessage) => void)
+  >();
   /** What the streams' replay logs hold together, and may hold. */
   readonly #log = { events: 0, bytes: 0, maxBytes: 0 };
   readonly #backlog: BoundedQueue<string>;
@@ -119,6 +145,30 @@ export class StreamableChannel implements ClientChannel {
     stream.awaiting.add(idKey(id));
     this.#routes.set(idKey(id), stream);
     if (prime) stream.prime();
+    return stream;
+  }
+
+  /**
+   * Waits for the first message for one request (POST accepting both forms): the response
+   * itself is answered as JSON; anything else, or nothing within `windowMs`, opens an SSE
+   * stream (primed when `prime`) that carries it and everything after.
+   */
+  answerFirst(id: RequestId, prime: boolean, windowMs = JSON_WINDOW_MS): Promise<FirstAnswer> {
+    return new Promise((resolve) => {
+      const key = idKey(id);
+      const pending = new PendingAnswer(id, prime, resolve);
+      pending.timer = setTimeout(() => this.#promote(key, pending), windowMs);
+      this.#routes.set(key, pending);
+    });
+  }
+
+  /** Turns a pending answer into an SSE stream, which takes its place in the routes. */
+  #promote(key: string, pending: PendingAnswer): OutStream | undefined {
+    clearTimeout(pending.timer);
+    if (this.#routes.get(key) !== pending) return undefined;
+    const writer = new SseWriter(this.maxBufferedBytes);
+    const stream = this.openRequestStream(pending.id, writer, pending.prime);
+    pending.resolve({ stream: writer });
     return stream;
   }
 
@@ -151,6 +201,14 @@ export class StreamableChannel implements ClientChannel {
     if (this.#ended) return;
     const isResponse = classify(message)?.kind === "response";
     const route = related === undefined ? undefined : this.#routes.get(idKey(related));
+    if (route instanceof PendingAnswer) {
+      if (isResponse) {
+        clearTimeout(route.timer);
+        this.#routes.delete(idKey(related!));
+        return route.resolve({ json: message });
+      }
+      return this.#promote(idKey(related!), route)?.send(message);
+    }
     if (typeof route === "function") {
       if (isResponse) {
         this.#routes.delete(idKey(related!));
@@ -180,6 +238,11 @@ export class StreamableChannel implements ClientChannel {
       if (!stream.standalone && stream.live && !stream.finished) newest = stream;
     }
     if (newest) return newest.send(message);
+    let waiting: [string, PendingAnswer] | undefined;
+    for (const [key, route] of this.#routes) {
+      if (route instanceof PendingAnswer) waiting = [key, route];
+    }
+    if (waiting) return this.#promote(...waiting)?.send(message);
     if (this.#standalone) return this.#standalone.send(message);
     const data = JSON.stringify(message);
     this.#backlog.push(data, data.length);
@@ -223,7 +286,10 @@ export class StreamableChannel implements ClientChannel {
       // that keeps a waiting HTTP request from hanging.
       const id = key[0] === "n" ? Number(key.slice(1)) : key.slice(1);
       const error = errorResponse(id, RpcErrorCode.backendError, reason);
-      if (typeof route === "function") route(error);
+      if (route instanceof PendingAnswer) {
+        clearTimeout(route.timer);
+        route.resolve({ json: error });
+      } else if (typeof route === "function") route(error);
       else route.send(error);
     }
     this.#routes.clear();

@@ -51,3 +51,66 @@ Deno.test("StreamableChannel bounds the replay log in bytes, dropping the oldest
   await reader.cancel();
   channel.ended("test over");
 });
+
+const progress = (token: number) =>
+  ({
+    jsonrpc: "2.0",
+    method: "notifications/progress",
+    params: { progressToken: token, progress: 1 },
+  }) as JSONRPCMessage;
+
+async function readAll(writer: SseWriter): Promise<string> {
+  return await new Response(writer.body).text();
+}
+
+Deno.test("answerFirst() answers JSON when the response is the first message for the request", async () => {
+  const channel = new StreamableChannel(1_048_576);
+  const first = channel.answerFirst(7, true);
+  channel.deliver(answer(7, "quick"), 7);
+  assert.deepEqual(await first, { json: answer(7, "quick") });
+  assert.equal(channel.logged.streams, 0, "no stream, no replay log");
+  channel.ended("test over");
+});
+
+Deno.test("answerFirst() opens a primed SSE stream when a notification comes first, and carries the rest", async () => {
+  const channel = new StreamableChannel(1_048_576);
+  const first = channel.answerFirst(8, true);
+  channel.deliver(progress(8), 8);
+  const answered = await first;
+  assert.ok("stream" in answered);
+  channel.deliver(answer(8, "after progress"), 8);
+  const text = await readAll(answered.stream);
+  assert.match(text, /^id: 1-0\nretry: 1000\ndata: \n\n/, "primed for resumption");
+  assert.ok(text.indexOf("notifications/progress") < text.indexOf("after progress"));
+  channel.ended("test over");
+});
+
+Deno.test("answerFirst() opens the stream after the window when nothing has come, so the client sees life", async () => {
+  const channel = new StreamableChannel(1_048_576);
+  const answered = await channel.answerFirst(9, false, 10);
+  assert.ok("stream" in answered);
+  channel.deliver(answer(9, "slow"), 9);
+  assert.match(await readAll(answered.stream), /"slow"/);
+  channel.ended("test over");
+});
+
+Deno.test("answerFirst() gives a message for no request to a waiting POST when no stream is open", async () => {
+  const channel = new StreamableChannel(1_048_576);
+  const first = channel.answerFirst(10, false);
+  const log = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } };
+  channel.deliver(log as JSONRPCMessage);
+  const answered = await first;
+  assert.ok("stream" in answered);
+  channel.deliver(answer(10), 10);
+  assert.match(await readAll(answered.stream), /notifications\/message[\s\S]*"id":10/);
+  channel.ended("test over");
+});
+
+Deno.test("answerFirst() answers the session's end as a JSON-RPC error", async () => {
+  const channel = new StreamableChannel(1_048_576);
+  const first = channel.answerFirst(11, false);
+  channel.ended("the backend closed the connection");
+  const answered = await first;
+  assert.ok("json" in answered);
+  assert.match(JSON.stringify(answered.json), /the backend closed the connection/);
+});
