@@ -26,6 +26,9 @@ import { ClientDirectory } from "./oauth/client_directory.ts";
 import { GrantStore } from "./oauth/grants.ts";
 import { resolveResource, serviceUri } from "./oauth/services.ts";
 import { TokenVerifier } from "./oauth/token_verifier.ts";
+import { Http1Client } from "./net/http1_client.ts";
+import { proxied } from "./net/proxy_env.ts";
+import { VERSION } from "./version.ts";
 import { cookiePolicy } from "./web/cookies.ts";
 import { CredentialFlow } from "./web/credential_flow.ts";
 import { LoginFlow } from "./web/login_flow.ts";
@@ -59,6 +62,8 @@ export interface Gateway {
     caches: Map<ServerName, DiscoveryCache>;
     /** This process's name as the owner of shared sessions, when no replicaId is configured. */
     instance: string;
+    /** The kept-alive HTTP client for backends: its connections outlive a reload. */
+    backendClient: Http1Client;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -90,10 +95,11 @@ export async function createGateway(
     ? await createAuthServer(config, config.oauth, master, deps)
     : undefined;
   // Counters survive a reload; members' lists are discovered again under the new config.
-  const { metrics, caches, instance } = previous?.carried ?? {
+  const { metrics, caches, instance, backendClient } = previous?.carried ?? {
     metrics: new GatewayMetrics(),
     caches: new Map<ServerName, DiscoveryCache>(),
     instance: randomHex(8),
+    backendClient: new Http1Client({ userAgent: `gatehouse/${VERSION}`, useFetchFor: proxied }),
   };
   caches.clear();
   const sessionOptions: SessionRegistryOptions = {
@@ -104,7 +110,8 @@ export async function createGateway(
     audit: callRecorder(config, metrics, deps.auditLogger ?? logger),
     replica: { prefix: config.replicaId, owner: config.replicaId ?? instance },
     directory: storeSessionDirectory(store),
-    connect: (server, user, options, resume) => {
+    connect: (server, user, connectOptions, resume) => {
+      const options = { ...connectOptions, fetch: backendClient.fetch };
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") {
         return connectBackend(server, user, options, tokens, resume);
@@ -152,10 +159,13 @@ export async function createGateway(
     sessions,
     config,
     metrics: () => metrics.registry.render(),
-    carried: { metrics, caches, instance },
+    carried: { metrics, caches, instance, backendClient },
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
-    close: () => sessions.closeAll("the gateway is shutting down"),
+    close: async () => {
+      await sessions.closeAll("the gateway is shutting down");
+      backendClient.close();
+    },
   };
 }
 

@@ -14,6 +14,8 @@ export interface BackendOptions {
   maxMessageBytes: number;
   killGraceMs: number;
   logger: Logger;
+  /** How HTTP backends are reached (the gateway's kept-alive client); `fetch` by default. */
+  fetch?: typeof globalThis.fetch;
 }
 
 /** A backend connection plus how to end it politely (HTTP backends get a DELETE). */
@@ -89,7 +91,8 @@ export function createBackend(
   }
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
-  const fetch = token ? freshTokenFetch(server.headers, user, token) : undefined;
+  const baseFetch = options.fetch ?? globalThis.fetch;
+  const fetch = token ? freshTokenFetch(server.headers, user, token, baseFetch) : baseFetch;
   if (server.transport === "sse") {
     const transport = new LegacySseBackend(new SSEClientTransport(url, { requestInit, fetch }));
     return { transport, close: () => transport.close(), detach: () => transport.close() };
@@ -119,6 +122,7 @@ function freshTokenFetch(
   headers: Record<string, string>,
   user: PlaceholderValues,
   token: TokenSource,
+  baseFetch: typeof globalThis.fetch,
 ): typeof globalThis.fetch {
   const templated = Object.entries(headers).filter(([, text]) => TOKEN_PLACEHOLDER.test(text));
   return async (input, init) => {
@@ -127,6 +131,6 @@ function freshTokenFetch(
     for (const [name, text] of templated) {
       merged.set(name, fillPlaceholders(text, { ...user, "user.token": current }));
     }
-    return await globalThis.fetch(input, { ...init, headers: merged });
+    return await baseFetch(input, { ...init, headers: merged });
   };
 }

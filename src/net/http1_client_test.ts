@@ -1,0 +1,299 @@
+import assert from "node:assert/strict";
+import { Http1Client } from "./http1_client.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * A TCP server written byte by byte, so each test decides exactly what the wire carries.
+ * `answer` gets each request's head and body and the socket, and writes what it likes.
+ */
+function rawServer(
+  answer: (
+    request: { head: string; body: string; index: number },
+    conn: Deno.Conn,
+  ) => Promise<void>,
+) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const connections: Deno.Conn[] = [];
+  let requests = 0;
+  const accepted = (async () => {
+    for await (const conn of listener) {
+      connections.push(conn);
+      void (async () => {
+        let pending = "";
+        const buffer = new Uint8Array(65536);
+        try {
+          for (;;) {
+            const n = await conn.read(buffer);
+            if (n === null) return;
+            pending += decoder.decode(buffer.subarray(0, n));
+            let end: number;
+            while ((end = pending.indexOf("\r\n\r\n")) >= 0) {
+              const head = pending.slice(0, end);
+              const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+              if (pending.length < end + 4 + length) break;
+              const body = pending.slice(end + 4, end + 4 + length);
+              pending = pending.slice(end + 4 + length);
+              await answer({ head, body, index: requests++ }, conn);
+            }
+          }
+        } catch { /* the client went away */ }
+      })();
+    }
+  })();
+  const port = (listener.addr as Deno.NetAddr).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    get connections() {
+      return connections.length;
+    },
+    get requests() {
+      return requests;
+    },
+    async close() {
+      listener.close();
+      for (const conn of connections) {
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      }
+      await accepted.catch(() => {});
+    },
+  };
+}
+
+const write = (conn: Deno.Conn, text: string | Uint8Array) =>
+  conn.write(typeof text === "string" ? encoder.encode(text) : text);
+
+function json(body: string, extra = ""): string {
+  return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${
+    encoder.encode(body).length
+  }\r\n${extra}\r\n${body}`;
+}
+
+Deno.test("Http1Client.fetch() reuses one connection for answers with a length, and sends what fetch sends", async () => {
+  const heads: string[] = [];
+  const server = rawServer(async ({ head, body }, conn) => {
+    heads.push(head);
+    await write(conn, json(`{"echo":${body}}`, "mcp-session-id: s-1\r\n"));
+  });
+  const client = new Http1Client({ userAgent: "gatehouse/test" });
+  try {
+    for (let i = 0; i < 3; i++) {
+      const response = await client.fetch(server.url, {
+        method: "POST",
+        headers: new Headers({ "content-type": "application/json", "mcp-session-id": "s-1" }),
+        body: JSON.stringify({ n: i }),
+      });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("mcp-session-id"), "s-1");
+      assert.deepEqual(await response.json(), { echo: { n: i } });
+    }
+    assert.equal(server.connections, 1, "one kept-alive connection");
+    assert.match(heads[0], /^POST \/mcp HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\n/);
+    assert.match(heads[0], /\r\ncontent-type: application\/json\r\n/);
+    assert.match(heads[0], /\r\nuser-agent: gatehouse\/test\r\n/);
+    assert.match(heads[0], /\r\ncontent-length: 7$/);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() streams a chunked SSE answer as it arrives, then reuses the connection", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  const server = rawServer(async ({ index }, conn) => {
+    if (index > 0) return void await write(conn, json("{}"));
+    await write(
+      conn,
+      "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+    );
+    const event = "event: message\ndata: first\n\n";
+    await write(conn, `${event.length.toString(16)}\r\n${event}\r\n`);
+    await released;
+    const last = "data: last\n\n";
+    await write(conn, `${last.length.toString(16)};ext=1\r\n${last}\r\n0\r\n\r\n`);
+  });
+  const client = new Http1Client();
+  try {
+    const response = await client.fetch(server.url, { method: "POST", body: "{}" });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    assert.equal((await reader.read()).value, "event: message\ndata: first\n\n", "before the end");
+    release();
+    assert.equal((await reader.read()).value, "data: last\n\n");
+    assert.equal((await reader.read()).done, true);
+    assert.equal(client.idleConnections, 1);
+    await (await client.fetch(server.url, { method: "POST", body: "{}" })).text();
+    assert.equal(server.connections, 1);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() drops an idle connection the server closed and connects again", async () => {
+  const server = rawServer(async ({ index }, conn) => {
+    await write(conn, json(`{"n":${index}}`));
+    // After the first answer the server closes at once; after the second it closes the
+    // socket only when the next request arrives (the race a kept-alive client must survive).
+    if (index === 0) conn.close();
+  });
+  const client = new Http1Client();
+  try {
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { n: 0 });
+    // The idle connection notices the close on its own.
+    for (let i = 0; i < 100 && client.idleConnections > 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(client.idleConnections, 0);
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { n: 1 });
+    assert.equal(server.connections, 2);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() sends a request again once when a reused connection dies before answering", async () => {
+  const server = rawServer(async ({ index }, conn) => {
+    if (index === 1) return conn.close(); // read the request, answered nothing
+    await write(conn, json(`{"n":${index}}`));
+  });
+  const client = new Http1Client();
+  try {
+    assert.deepEqual(await (await client.fetch(server.url, { method: "POST", body: "1" })).json(), {
+      n: 0,
+    });
+    assert.deepEqual(await (await client.fetch(server.url, { method: "POST", body: "2" })).json(), {
+      n: 2,
+    });
+    assert.equal(server.requests, 3);
+    // On a fresh connection there is no second try: the error reaches the caller.
+    const fresh = new Http1Client();
+    const dying = rawServer((_, conn) => Promise.resolve(conn.close()));
+    await assert.rejects(
+      fresh.fetch(dying.url, { method: "POST", body: "x" }),
+      /closed the connection before answering/,
+    );
+    assert.equal(dying.requests, 1);
+    fresh.close();
+    await dying.close();
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() refuses header values that would split the request, and reports refused connections", async () => {
+  const server = rawServer(async (_, conn) => void await write(conn, json("{}")));
+  const client = new Http1Client();
+  try {
+    await assert.rejects(
+      client.fetch(server.url, { headers: { authorization: "Bearer x\r\nx-admin: 1" } }),
+      TypeError,
+    );
+    await assert.rejects(client.fetch(server.url, { headers: { "bad name": "1" } }), TypeError);
+    assert.equal(server.requests, 0, "nothing was sent");
+    const port = server.url.split(":")[2].split("/")[0];
+    await server.close();
+    await assert.rejects(client.fetch(`http://127.0.0.1:${port}/mcp`), (error: Error) => {
+      assert.ok(error instanceof TypeError);
+      assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+      return true;
+    });
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() ends a streamed answer when its signal aborts, and closes that connection", async () => {
+  const server = rawServer(async (_, conn) => {
+    await write(conn, "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n: hello\n\n");
+  });
+  const client = new Http1Client();
+  const controller = new AbortController();
+  try {
+    const response = await client.fetch(server.url, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    assert.ok((await reader.read()).value);
+    const next = reader.read();
+    controller.abort(new Error("the session ended"));
+    await assert.rejects(next, /the session ended/);
+    assert.equal(client.idleConnections, 0);
+    await assert.rejects(client.fetch(server.url, { signal: controller.signal }), /session ended/);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() handles interim answers, no-body answers, Connection: close, bodies to EOF and gzip", async () => {
+  const gzipped = new Uint8Array(
+    await new Response(
+      new Blob(['{"zipped":true}']).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer(),
+  );
+  const server = rawServer(async ({ index }, conn) => {
+    switch (index) {
+      case 0:
+        return void await write(conn, `HTTP/1.1 100 Continue\r\n\r\n${json('{"after":"100"}')}`);
+      case 1:
+        return void await write(conn, "HTTP/1.1 204 No Content\r\n\r\n");
+      case 2:
+        return void await write(conn, json('{"last":true}', "connection: close\r\n"));
+      case 3: {
+        await write(
+          conn,
+          `HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${gzipped.length}\r\n\r\n`,
+        );
+        return void await write(conn, gzipped);
+      }
+      default:
+        await write(conn, 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"to":');
+        await write(conn, '"eof"}');
+        conn.close();
+    }
+  });
+  const client = new Http1Client();
+  try {
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { after: "100" });
+    const empty = await client.fetch(server.url, { method: "DELETE" });
+    assert.equal(empty.status, 204);
+    assert.equal(empty.body, null);
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { last: true });
+    assert.equal(client.idleConnections, 0, "Connection: close is honoured");
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { zipped: true });
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { to: "eof" });
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() refuses malformed answers with a TypeError instead of guessing", async () => {
+  const answers = [
+    "HTTP/2 200\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello!",
+    "HTTP/1.1 200 OK\r\n folded: header\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
+  ];
+  const server = rawServer(async ({ index }, conn) => {
+    await write(conn, answers[index % answers.length]);
+    conn.close();
+  });
+  const client = new Http1Client();
+  try {
+    for (let i = 0; i < answers.length; i++) {
+      await assert.rejects(
+        client.fetch(server.url).then((response) => response.text()),
+        TypeError,
+        `answer ${i}`,
+      );
+    }
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
