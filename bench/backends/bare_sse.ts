@@ -12,7 +12,7 @@ Deno.serve({
   port: 0,
   onListen: ({ port }) => console.log(`listening on ${port}`),
 }, () => {
-  let timer: number | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(`event: ready\ndata: {}\n\n`));
