@@ -8,16 +8,20 @@ import assert from "node:assert/strict";
 import { startHttpFixture } from "./fixtures/fixture_server.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { KEEPALIVE_MS } from "../src/mcp/front/sse.ts";
 
 const STREAMS = 2_000;
 
-/** Intervals set and not yet cleared in this process (each open stream has a keep-alive). */
+/**
+ * Keep-alive intervals set and not yet cleared in this process (each open stream has one).
+ * Other intervals (the request deadlines' tick, say) come and go and are not counted.
+ */
 const liveIntervals = new Set<unknown>();
 const realSetInterval = globalThis.setInterval;
 const realClearInterval = globalThis.clearInterval;
 globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => {
   const id = realSetInterval(...args);
-  liveIntervals.add(id);
+  if (args[1] === KEEPALIVE_MS) liveIntervals.add(id);
   return id;
 }) as typeof setInterval;
 globalThis.clearInterval = ((id?: Parameters<typeof clearInterval>[0]) => {

@@ -10,6 +10,7 @@ import type { Logger } from "../observability/logger.ts";
 import { AUDITED_METHODS, type AuditLog, type AuditOutcome } from "../observability/audit.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
+import { type Deadline, deadlines } from "../core/deadlines.ts";
 import type { Backend } from "./backends/connect.ts";
 import { credentialRpcError, supportsUrlElicitation } from "./credential_errors.ts";
 import {
@@ -34,7 +35,7 @@ interface PendingRequest {
   id: RequestId;
   method: string;
   progressToken?: string | number;
-  timer: ReturnType<typeof setTimeout>;
+  timer: Deadline;
   startedAt: number;
   /** For audited methods: what was called, and with which arguments (when audited). */
   audit?: { target?: string; arguments?: unknown };
@@ -178,9 +179,9 @@ export class Session {
     }
   }
 
-  #startTimer(id: RequestId, method: string): ReturnType<typeof setTimeout> {
+  #startTimer(id: RequestId, method: string): Deadline {
     const timeoutMs = this.#options.requestTimeoutMs;
-    return setTimeout(() => {
+    return deadlines.add(timeoutMs, () => {
       const pending = this.#settle(id);
       if (!pending) return;
       this.#finish(pending, "timeout");
@@ -196,7 +197,7 @@ export class Session {
           params: { requestId: id, reason: "request timed out at the gateway" },
         } as JSONRPCMessage,
       ).catch(() => {});
-    }, timeoutMs);
+    });
   }
 
   #send(message: JSONRPCMessage): Promise<void> {
@@ -208,7 +209,7 @@ export class Session {
     const key = idKey(id);
     const pending = this.#pending.get(key);
     if (!pending) return undefined;
-    clearTimeout(pending.timer);
+    deadlines.cancel(pending.timer);
     this.#pending.delete(key);
     return pending;
   }
@@ -284,7 +285,7 @@ export class Session {
         if (pending.progressToken !== undefined && pending.progressToken === token) {
           related = pending.id;
           // Progress shows the backend is working: the request's clock starts again.
-          clearTimeout(pending.timer);
+          deadlines.cancel(pending.timer);
           pending.timer = this.#startTimer(pending.id, pending.method);
           break;
         }

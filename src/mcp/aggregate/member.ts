@@ -3,6 +3,7 @@
  * initialize handshake, its own request ids (so two members' ids never meet), and a state that
  * says whether it can be used now. A member that fails is "down" until it is tried again.
  */
+import { type Deadline, deadlines } from "../../core/deadlines.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { CredentialRequiredError } from "../../core/credential_required.ts";
@@ -50,7 +51,7 @@ export interface MemberHandlers {
 interface Waiting {
   resolve(result: Record<string, unknown>): void;
   reject(error: MemberError): void;
-  timer?: ReturnType<typeof setTimeout>;
+  timer?: Deadline;
 }
 
 export class MemberLink {
@@ -152,7 +153,7 @@ export class MemberLink {
       }
       const waiting: Waiting = { resolve, reject };
       if (timeoutMs !== undefined) {
-        waiting.timer = setTimeout(() => {
+        waiting.timer = deadlines.add(timeoutMs, () => {
           this.#waiting.delete(id);
           reject(
             new MemberError(
@@ -161,7 +162,7 @@ export class MemberLink {
             ),
           );
           this.notify("notifications/cancelled", { requestId: id, reason: "timed out" });
-        }, timeoutMs);
+        });
       }
       this.#waiting.set(id, waiting);
       const message = { jsonrpc: "2.0", id, method, ...(params !== undefined && { params }) };
@@ -194,7 +195,7 @@ export class MemberLink {
   #settle(id: number): boolean {
     const waiting = this.#waiting.get(id);
     if (!waiting) return false;
-    clearTimeout(waiting.timer);
+    deadlines.cancel(waiting.timer);
     this.#waiting.delete(id);
     return true;
   }

@@ -9,7 +9,7 @@
  * Streamable HTTP client resumes from its last event id; the log it resumes from is bounded too.
  */
 
-const KEEPALIVE_MS = 25_000;
+export const KEEPALIVE_MS = 25_000;
 const encoder = new TextEncoder();
 
 export interface SseEvent {

@@ -7,6 +7,7 @@ import type { JSONRPCMessage } from "../../sdk.ts";
 import { classify, errorResponse, idKey, type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import type { ClientChannel } from "../session.ts";
 import { BoundedQueue } from "./bounded_queue.ts";
+import { type Deadline, deadlines } from "../../core/deadlines.ts";
 import { SseWriter } from "./sse.ts";
 
 /** Events a session keeps for resumption, across its streams; the oldest streams' go first. */
@@ -32,7 +33,7 @@ export type FirstAnswer = { json: JSONRPCMessage } | { stream: SseWriter };
  * replay log); a notification or server request first makes it a stream.
  */
 class PendingAnswer {
-  timer?: ReturnType<typeof setTimeout>;
+  timer?: Deadline;
 
   constructor(
     readonly id: RequestId,
@@ -157,14 +158,14 @@ export class StreamableChannel implements ClientChannel {
     return new Promise((resolve) => {
       const key = idKey(id);
       const pending = new PendingAnswer(id, prime, resolve);
-      pending.timer = setTimeout(() => this.#promote(key, pending), windowMs);
+      pending.timer = deadlines.add(windowMs, () => this.#promote(key, pending));
       this.#routes.set(key, pending);
     });
   }
 
   /** Turns a pending answer into an SSE stream, which takes its place in the routes. */
   #promote(key: string, pending: PendingAnswer): OutStream | undefined {
-    clearTimeout(pending.timer);
+    deadlines.cancel(pending.timer);
     if (this.#routes.get(key) !== pending) return undefined;
     const writer = new SseWriter(this.maxBufferedBytes);
     const stream = this.openRequestStream(pending.id, writer, pending.prime);
@@ -203,7 +204,7 @@ export class StreamableChannel implements ClientChannel {
     const route = related === undefined ? undefined : this.#routes.get(idKey(related));
     if (route instanceof PendingAnswer) {
       if (isResponse) {
-        clearTimeout(route.timer);
+        deadlines.cancel(route.timer);
         this.#routes.delete(idKey(related!));
         return route.resolve({ json: message });
       }
@@ -287,7 +288,7 @@ export class StreamableChannel implements ClientChannel {
       const id = key[0] === "n" ? Number(key.slice(1)) : key.slice(1);
       const error = errorResponse(id, RpcErrorCode.backendError, reason);
       if (route instanceof PendingAnswer) {
-        clearTimeout(route.timer);
+        deadlines.cancel(route.timer);
         route.resolve({ json: error });
       } else if (typeof route === "function") route(error);
       else route.send(error);
