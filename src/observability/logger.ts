@@ -18,12 +18,16 @@ export interface Logger {
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_FIELD = /token|secret|password|authorization|cookie|code|key/i;
 
+/** Hides values of secret-looking fields; an Error becomes its name and message. */
 export function redact(fields: LogFields): LogFields {
   const out: LogFields = {};
-  for (const [key, value] of Object.entries(fields)) {
-    out[key] = SECRET_FIELD.test(key) && typeof value === "string" ? "***" : value;
-  }
+  for (const key in fields) out[key] = redactValue(key, fields[key]);
   return out;
+}
+
+function redactValue(key: string, value: unknown): unknown {
+  if (typeof value === "string") return SECRET_FIELD.test(key) ? "***" : value;
+  return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
 export function createLogger(
@@ -34,8 +38,11 @@ export function createLogger(
   const threshold = LEVELS[level];
   const emit = (at: LogLevel, message: string, fields?: LogFields) => {
     if (LEVELS[at] < threshold) return;
-    const record = { time: new Date().toISOString(), level: at, msg: message, ...base };
-    write(JSON.stringify(fields ? { ...record, ...redact(fields) } : record, errorReplacer));
+    const record: LogFields = { time: new Date().toISOString(), level: at, msg: message };
+    for (const key in base) record[key] = base[key];
+    if (fields) { for (const key in fields) record[key] = redactValue(key, fields[key]); }
+    // No replacer: JSON.stringify with one is several times slower, and this runs per call.
+    write(JSON.stringify(record));
   };
   return {
     debug: (m, f) => emit("debug", m, f),
@@ -44,10 +51,6 @@ export function createLogger(
     error: (m, f) => emit("error", m, f),
     child: (fields) => createLogger(level, write, { ...base, ...redact(fields) }),
   };
-}
-
-function errorReplacer(_key: string, value: unknown): unknown {
-  return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
 /** A logger that drops everything, for tests that do not look at logs. */
