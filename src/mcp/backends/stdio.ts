@@ -28,6 +28,10 @@ export class StdioBackend implements Transport {
   #closed = false;
   #exited?: Promise<Deno.CommandStatus>;
   readonly #encoder = new TextEncoder();
+  /** Lines waiting for the write under way, and the promise their senders wait on. */
+  #outbox = "";
+  #batch?: PromiseWithResolvers<void>;
+  #writing = false;
 
   constructor(private readonly options: StdioOptions) {}
 
@@ -62,13 +66,36 @@ export class StdioBackend implements Transport {
     return Promise.resolve();
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
-    if (this.#closed || !this.#writer) throw new Error("backend process is not running");
-    try {
-      await this.#writer.write(this.#encoder.encode(JSON.stringify(message) + "\n"));
-    } catch {
-      throw new Error("backend process closed its input");
+  /**
+   * Messages sent while a write is under way go together in the next one: under load one
+   * write carries many lines (a write to a pipe costs more than the line it carries), and
+   * alone a message is written at once. Resolves once the message's write has completed.
+   */
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed || !this.#writer) {
+      return Promise.reject(new Error("backend process is not running"));
     }
+    this.#outbox += JSON.stringify(message) + "\n";
+    const batch = this.#batch ??= Promise.withResolvers<void>();
+    if (!this.#writing) void this.#drain();
+    return batch.promise;
+  }
+
+  async #drain(): Promise<void> {
+    this.#writing = true;
+    while (this.#outbox && this.#writer) {
+      const text = this.#outbox;
+      const batch = this.#batch!;
+      this.#outbox = "";
+      this.#batch = undefined;
+      try {
+        await this.#writer.write(this.#encoder.encode(text));
+        batch.resolve();
+      } catch {
+        batch.reject(new Error("backend process closed its input"));
+      }
+    }
+    this.#writing = false;
   }
 
   async close(): Promise<void> {
