@@ -23,9 +23,22 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
   return new TextDecoder("utf-8", { fatal: true }).decode(all);
 }
 
+/** Accept headers seen lately and what they admit: clients send the same one every time. */
+const acceptCache = new Map<string, boolean>();
+
 /** True when the Accept header admits `type` (directly, by `type/*`, or by `*\/*`). */
 export function accepts(header: string | null, type: string): boolean {
   if (!header) return false;
+  const key = `${type} ${header}`;
+  let admits = acceptCache.get(key);
+  if (admits === undefined) {
+    if (acceptCache.size >= 256) acceptCache.clear();
+    acceptCache.set(key, admits = parseAccepts(header, type));
+  }
+  return admits;
+}
+
+function parseAccepts(header: string, type: string): boolean {
   const [major] = type.split("/");
   return header.split(",").some((part) => {
     const [range, ...params] = part.trim().toLowerCase().split(";");
