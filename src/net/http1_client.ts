@@ -435,7 +435,12 @@ function encodeRequest(
   }
   if (!hasUserAgent) head += `user-agent: ${userAgent}\r\n`;
   if (!hasAccept) head += "accept: */*\r\n";
-  const body = bodyBytes(init?.body);
+  const raw = init?.body;
+  if (typeof raw === "string") {
+    // The usual case (a JSON-RPC message): one encode for head and body together.
+    return encoder.encode(`${head}content-length: ${utf8Length(raw)}\r\n\r\n${raw}`);
+  }
+  const body = bodyBytes(raw);
   if (body || method === "POST" || method === "PUT" || method === "PATCH") {
     head += `content-length: ${body?.length ?? 0}\r\n`;
   }
@@ -447,9 +452,26 @@ function encodeRequest(
   return packet;
 }
 
+/** The UTF-8 size of a string, without encoding it. */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+        i++;
+      } else bytes += 2; // a lone surrogate becomes U+FFFD, 3 bytes
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
 function bodyBytes(body: BodyInit | null | undefined): Uint8Array | undefined {
   if (body === undefined || body === null) return undefined;
-  if (typeof body === "string") return encoder.encode(body);
   if (body instanceof Uint8Array) return body;
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof URLSearchParams) return encoder.encode(body.toString());

@@ -21,20 +21,25 @@ function rawServer(
     for await (const conn of listener) {
       connections.push(conn);
       void (async () => {
-        let pending = "";
+        let pending = new Uint8Array(0);
         const buffer = new Uint8Array(65536);
         try {
           for (;;) {
             const n = await conn.read(buffer);
             if (n === null) return;
-            pending += decoder.decode(buffer.subarray(0, n));
+            const joined = new Uint8Array(pending.length + n);
+            joined.set(pending);
+            joined.set(buffer.subarray(0, n), pending.length);
+            pending = joined;
             let end: number;
-            while ((end = pending.indexOf("\r\n\r\n")) >= 0) {
-              const head = pending.slice(0, end);
+            // Requests are split by their declared length in bytes, as a server would.
+            while ((end = decoder.decode(pending).indexOf("\r\n\r\n")) >= 0) {
+              const headBytes = encoder.encode(decoder.decode(pending).slice(0, end)).length;
+              const head = decoder.decode(pending.subarray(0, headBytes));
               const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-              if (pending.length < end + 4 + length) break;
-              const body = pending.slice(end + 4, end + 4 + length);
-              pending = pending.slice(end + 4 + length);
+              if (pending.length < headBytes + 4 + length) break;
+              const body = decoder.decode(pending.subarray(headBytes + 4, headBytes + 4 + length));
+              pending = pending.slice(headBytes + 4 + length);
               await answer({ head, body, index: requests++ }, conn);
             }
           }
@@ -292,6 +297,47 @@ Deno.test("Http1Client.fetch() refuses malformed answers with a TypeError instea
         `answer ${i}`,
       );
     }
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() declares the UTF-8 length of string bodies, whatever their characters", async () => {
+  const bodies: string[] = [];
+  const server = rawServer(async ({ body }, conn) => {
+    bodies.push(body);
+    await write(conn, json("{}"));
+  });
+  const client = new Http1Client();
+  try {
+    const texts = [
+      "plain",
+      "é ü ß",
+      "日本語",
+      "emoji 🎉 pair",
+      "lone \ud800 surrogate",
+      "\udc00 low",
+    ];
+    for (const text of texts) {
+      // A wrong length would leave the server waiting for bytes: bounded, so it fails instead.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new Error(`no answer for ${text}`)), 2000);
+      try {
+        await (await client.fetch(server.url, {
+          method: "POST",
+          body: JSON.stringify(text),
+          signal: controller.signal,
+        })).text();
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    // The test server splits requests by the declared length: a wrong one garbles the next.
+    assert.deepEqual(
+      bodies,
+      texts.map((t) => new TextDecoder().decode(new TextEncoder().encode(JSON.stringify(t)))),
+    );
   } finally {
     client.close();
     await server.close();
