@@ -99,9 +99,12 @@ export async function runLoad(options: {
     Array.from({ length: concurrency }, () => HttpConnection.open(endpoint.url)),
   );
   const check = options.check ?? ((reply: Reply) => expectResult(reply, endpoint.url));
-  // Warm up (JIT, connection pools) before measuring.
+  // Warm up (JIT, connection pools) before measuring: the first scenario must not pay for it.
+  const warmUp = Math.ceil(Math.max(500, calls / 5) / concurrency);
   await Promise.all(connections.map(async (conn) => {
-    for (let i = 0; i < 20; i++) check(await conn.request("POST", path, headers, options.body()));
+    for (let i = 0; i < warmUp; i++) {
+      check(await conn.request("POST", path, headers, options.body()));
+    }
   }));
   const watch = options.watch ?? {};
   const cpuBefore = Object.fromEntries(
