@@ -16,15 +16,19 @@ import {
   templateOwner,
 } from "./catalog.ts";
 import type { MemberLink } from "./member.ts";
+import { type Deadline, deadlines } from "../../core/deadlines.ts";
 
 const MAX_MEMBER_PAGES = 100;
 
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let deadline: Deadline | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000}s`)), ms);
+    deadline = deadlines.add(
+      ms,
+      () => reject(new Error(`${what} took longer than ${ms / 1000}s`)),
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => deadlines.cancel(deadline));
 }
 
 export interface DiscoveryOptions {
@@ -39,6 +43,8 @@ export interface DiscoveryOptions {
 
 export class Discovery {
   readonly #merged = new Map<ListKind, Merged>();
+  /** The member lists the last merge was made from: the same lists give the same merge. */
+  readonly #mergedFrom = new Map<ListKind, [string, Item[]][]>();
   /** Members missing from the last merge, and why: their calls are told so. */
   readonly leftOut = new Map<string, string>();
 
@@ -64,9 +70,10 @@ export class Discovery {
           kind,
           this.options.scopeOf(link.name),
         );
+        // The member's own request timeout says more; this only guards the whole listing.
         const items = await withTimeout(
           cache.get(key, () => this.#fetchAll(link, kind)),
-          discoveryTimeoutMs,
+          discoveryTimeoutMs + deadlines.resolutionMs,
           `listing ${link.name}`,
         );
         this.leftOut.delete(link.name);
@@ -82,6 +89,14 @@ export class Discovery {
       }
     }));
     const present = lists.filter((entry): entry is [string, Item[]] => entry !== undefined);
+    // Lists served from the cache are the very arrays merged last time: no need to merge again.
+    const last = this.#mergedFrom.get(kind);
+    const previous = this.#merged.get(kind);
+    if (
+      previous && last?.length === present.length &&
+      present.every(([name, items], i) => last[i][0] === name && last[i][1] === items)
+    ) return previous;
+    this.#mergedFrom.set(kind, present);
     const merged = kind === "tools" || kind === "prompts"
       ? mergeNamed(present, delimiter)
       : mergeResources(present, kind === "resources" ? "uri" : "uriTemplate");
