@@ -20,7 +20,6 @@ export function baseConfig(port: number): string {
 baseUrl: http://127.0.0.1:${port}
 storage: ":memory:"
 secret: ${MASTER_SECRET}
-logLevel: warn
 limits: { sessionsPerUser: 100000, maxSessions: 100000, requestTimeout: 30s, sessionIdleTimeout: 1h }
 rateLimits: { mcpPerUser: 100000000/s, mcpPerClient: 100000000/s }
 `;
