@@ -131,3 +131,24 @@ export async function runLoad(options: {
   const at = (q: number) => latencies[Math.min(calls - 1, Math.floor(q * calls))];
   return { calls, rate: calls / seconds, p50: at(0.5), p99: at(0.99), cpuPerCall };
 }
+
+/**
+ * The median of each figure over several results. Runs to compare are interleaved and their
+ * medians taken: on shared cores one run can be a fifth off the next.
+ */
+export function medianOf(results: LoadResult[]): LoadResult {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  const names = Object.keys(results[0].cpuPerCall);
+  return {
+    calls: results[0].calls,
+    rate: median(results.map((r) => r.rate)),
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    cpuPerCall: Object.fromEntries(
+      names.map((n) => [n, median(results.map((r) => r.cpuPerCall[n]))]),
+    ),
+  };
+}

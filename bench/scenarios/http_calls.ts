@@ -4,7 +4,14 @@
  * minimal server answering JSON, the same answering SSE, and the SDK-based fixture server.
  */
 import { BENCH_TOKEN, ROOT, startGateway } from "../lib/gateway.ts";
-import { type Endpoint, type LoadResult, openSession, request, runLoad } from "../lib/load.ts";
+import {
+  type Endpoint,
+  type LoadResult,
+  medianOf,
+  openSession,
+  request,
+  runLoad,
+} from "../lib/load.ts";
 import { startDeno } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 
@@ -13,6 +20,8 @@ const TARGET_RATIO = 0.6;
 const TARGET_ADDED_P50 = 0.3;
 const TARGET_ADDED_P99 = 1;
 const TARGET_JWT_SLOWDOWN = 0.05;
+/** Direct, bearer and JWT runs alternate this many times; each figure is their median. */
+const ROUNDS = 3;
 
 interface Backend {
   name: string;
@@ -78,19 +87,26 @@ export async function httpCalls(results: Results, calls: number): Promise<void> 
             endpoint,
             session: await openSession(endpoint),
             body,
-            calls,
+            calls: Math.ceil(calls / ROUNDS),
             concurrency,
             watch: { gateway: gateway.pid, backend: backend.process.pid },
           });
-        const direct = await run({ url: urls.get(backend.name)! });
-        const bearer = await run({
-          url: `${gateway.url}/${backend.name}/mcp`,
-          headers: { authorization: `Bearer ${BENCH_TOKEN}` },
-        });
-        const oauth = await run({
-          url: `${gateway.url}/${backend.name}/mcp`,
-          headers: { authorization: `Bearer ${jwt}` },
-        });
+        const endpoints = [
+          { url: urls.get(backend.name)! },
+          {
+            url: `${gateway.url}/${backend.name}/mcp`,
+            headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+          },
+          {
+            url: `${gateway.url}/${backend.name}/mcp`,
+            headers: { authorization: `Bearer ${jwt}` },
+          },
+        ];
+        const rounds: LoadResult[][] = [[], [], []];
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const [i, endpoint] of endpoints.entries()) rounds[i].push(await run(endpoint));
+        }
+        const [direct, bearer, oauth] = rounds.map(medianOf);
         results.add({
           scenario,
           case: `${label}, direct`,
