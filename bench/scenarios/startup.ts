@@ -37,6 +37,8 @@ async function timeToHealthy(config: string, port: number): Promise<number> {
 }
 
 export async function startup(results: Results): Promise<void> {
+  // The scenario before may still be tearing down thousands of connections and processes.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-start-" });
   try {
     const times: number[] = [];

@@ -3,7 +3,8 @@
  * connections (TCP, or TLS for https), shaped as `fetch` so the SDK's client transports use it
  * unchanged. Deno's `fetch` costs 150–300 µs of CPU per request; most of a proxied call's cost
  * was there. This reads and writes the socket directly and builds a `Response` only at the end:
- * a JSON answer is read whole (no stream machinery), an SSE answer streams as it arrives.
+ * an answer with a declared length is read whole (no stream machinery), a chunked or
+ * open-ended one (an SSE stream) streams as it arrives.
  *
  * What it does not do, on purpose: follow redirects (the SDK handles them, within the origin),
  * cookies, caches, HTTP/2. Compressed answers are decoded (gzip, deflate) though none is asked for.
@@ -20,7 +21,7 @@ export interface Http1ClientOptions {
   connectTimeoutMs?: number;
   /** Largest response head (status line and headers) accepted. */
   maxHeadBytes?: number;
-  /** Non-SSE answers up to this size (with a declared length) are read whole before returning. */
+  /** Answers up to this size with a declared length are read whole before returning. */
   maxInlineBodyBytes?: number;
   userAgent?: string;
   /** URLs this client leaves to Deno's `fetch` (those that go through a proxy). */
@@ -283,9 +284,11 @@ export class Http1Client {
         this.#finish(connection, head);
         return new Response(null, init);
       }
+      // A declared length means the whole answer is ready, SSE or not (a streaming answer is
+      // chunked or ends with the connection): read it in one go, no stream machinery.
       if (
         head.length !== undefined && head.length <= this.#options.maxInlineBodyBytes &&
-        !head.contentType.startsWith("text/event-stream") && !head.encoding
+        !head.encoding
       ) {
         const body = await readExactly(connection, head.length);
         this.#finish(connection, head);
