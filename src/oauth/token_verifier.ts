@@ -33,7 +33,9 @@ const DESCRIPTIONS: Record<JwtError["code"], string> = {
 
 export class TokenVerifier {
   readonly #revocations = new Map<string, { revoked: boolean; at: number }>();
-  readonly #verified = new Map<string, AccessTokenClaims>();
+  /** Per service: tokens already verified for it, and their claims. */
+  readonly #verified = new Map<ServerName, Map<string, AccessTokenClaims>>();
+  #verifiedCount = 0;
 
   constructor(
     private readonly options: {
@@ -45,15 +47,16 @@ export class TokenVerifier {
   ) {}
 
   async verify(token: string, server: ServerName): Promise<TokenCheck> {
-    const audience = serviceUri(this.options.issuer, server);
-    const cacheKey = `${server} ${token}`;
-    const cached = this.#verified.get(cacheKey);
+    let verified = this.#verified.get(server);
+    const cached = verified?.get(token);
     if (cached) {
       if (cached.exp! + SKEW_SECONDS > this.options.clock.now() / 1000) {
         return await this.#unlessRevoked(cached);
       }
-      this.#verified.delete(cacheKey);
+      verified!.delete(token);
+      this.#verifiedCount--;
     }
+    const audience = serviceUri(this.options.issuer, server);
     let claims: AccessTokenClaims;
     try {
       claims = await this.options.accessTokens.verify(token, audience);
@@ -66,8 +69,13 @@ export class TokenVerifier {
           : DESCRIPTIONS[error.code],
       };
     }
-    if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.clear();
-    this.#verified.set(cacheKey, claims);
+    if (this.#verifiedCount >= VERIFIED_CACHE_SIZE) {
+      this.#verified.clear();
+      this.#verifiedCount = 0;
+    }
+    if (!verified) this.#verified.set(server, verified = new Map());
+    verified.set(token, claims);
+    this.#verifiedCount++;
     return await this.#unlessRevoked(claims);
   }
 
