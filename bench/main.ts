@@ -6,6 +6,7 @@
  *   deno task bench [--calls N] [--only 1,2,…] [--no-write]
  */
 import { httpCalls } from "./scenarios/http_calls.ts";
+import { authCost } from "./scenarios/auth.ts";
 import { stdioPeers } from "./scenarios/stdio_peers.ts";
 import { aggregate } from "./scenarios/aggregate.ts";
 import { sessions } from "./scenarios/sessions.ts";
@@ -27,6 +28,7 @@ const write = !Deno.args.includes("--no-write");
 
 const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] = [
   ["1", httpCalls],
+  ["1a", authCost],
   ["2", stdioPeers],
   ["3", aggregate],
   ["4", sessions],
