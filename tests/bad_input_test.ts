@@ -242,3 +242,32 @@ Deno.test("sessions over limits.sessionsPerUser get 429 with Retry-After; ending
     assert.equal((await post(url, INIT, mcpHeaders(auth))).status, 200);
   }, "{ sessionsPerUser: 2 }");
 });
+
+Deno.test("every MCP answer carries the request id, the security headers and one access line, refused or not", async () => {
+  await withGateway(async (gw, url) => {
+    const given = await post(url, INIT, mcpHeaders({ ...auth, "x-request-id": "trace-42" }));
+    assert.equal(given.status, 200);
+    const refused = await post(url, INIT, mcpHeaders({ authorization: "Bearer wrong-token" }));
+    assert.equal(refused.status, 401);
+    const unknown = await post(`${gw.url}/nope/mcp`, INIT, mcpHeaders(auth));
+    assert.equal(unknown.status, 404);
+    // A percent-encoded name is decoded as before: the same server, the same answer.
+    const encoded = await post(`${gw.url}/%6Din/mcp`, INIT, mcpHeaders(auth));
+    assert.equal(encoded.status, 200);
+    for (const answer of [given, refused, unknown, encoded]) {
+      assert.equal(answer.headers.get("x-content-type-options"), "nosniff");
+      assert.equal(answer.headers.get("x-frame-options"), "DENY");
+      assert.match(answer.headers.get("content-security-policy") ?? "", /default-src 'none'/);
+      assert.ok(answer.headers.get("x-request-id"));
+    }
+    assert.equal(given.headers.get("x-request-id"), "trace-42");
+    const lines = gw.logs.map((line) => JSON.parse(line)).filter((l) => l.msg === "request");
+    const traced = lines.filter((l) => l.requestId === "trace-42");
+    assert.deepEqual(
+      traced.map(({ method, path, status }) => ({ method, path, status })),
+      [{ method: "POST", path: "/min/mcp", status: 200 }],
+    );
+    assert.ok(lines.some((l) => l.path === "/nope/mcp" && l.status === 404));
+    assert.ok(lines.some((l) => l.path === "/min/mcp" && l.status === 401));
+  });
+});

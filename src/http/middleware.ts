@@ -17,28 +17,61 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const REQUEST_ID_PREFIX = randomHex(4);
 let requestCount = 0;
 
-export function requestId(): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
-    const incoming = c.req.header("x-request-id");
-    const id = incoming && SANE_REQUEST_ID.test(incoming)
-      ? incoming
-      : `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
-    c.set("requestId", id);
-    await next();
-    c.res.headers.set("x-request-id", id);
-  };
+/** The caller's request id if it is a sane one, else a new one. */
+export function requestIdFor(incoming: string | null | undefined): string {
+  return incoming && SANE_REQUEST_ID.test(incoming)
+    ? incoming
+    : `${REQUEST_ID_PREFIX}-${(++requestCount).toString(36)}`;
 }
 
-export function securityHeaders(): MiddlewareHandler<GatewayEnv> {
+export function addSecurityHeaders(h: Headers): void {
+  h.set("x-content-type-options", "nosniff");
+  h.set("referrer-policy", "no-referrer");
+  h.set("x-frame-options", "DENY");
+  if (!h.has("content-security-policy")) {
+    h.set("content-security-policy", "default-src 'none'; frame-ancestors 'none'");
+  }
+}
+
+/** Where every request is accounted for: the access log and the HTTP metrics. */
+export interface RequestAccounting {
+  logger: Logger;
+  metrics: GatewayMetrics;
+  basePath: string;
+}
+
+/**
+ * What every response gets once its handler is done: security headers, its request id, one
+ * access line (never the query string, never a header value) and its metrics.
+ */
+export function finishRequest(
+  accounting: RequestAccounting,
+  request: { id: string; method: string; path: string; started: number },
+  response: Response,
+): void {
+  addSecurityHeaders(response.headers);
+  const kind = endpointKind(request.path, accounting.basePath);
+  const ms = performance.now() - request.started;
+  accounting.metrics.httpRequests.inc({ kind, status: String(response.status) });
+  accounting.metrics.httpDuration.observe(ms / 1000, { kind });
+  accounting.logger.info("request", {
+    requestId: request.id,
+    method: request.method,
+    path: request.path,
+    status: response.status,
+    ms: Math.round(ms * 10) / 10,
+  });
+  response.headers.set("x-request-id", request.id);
+}
+
+/** Request id, security headers, access log and metrics, as one Hono middleware. */
+export function bookkeeping(accounting: RequestAccounting): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
+    const started = performance.now();
+    const id = requestIdFor(c.req.header("x-request-id"));
+    c.set("requestId", id);
     await next();
-    const h = c.res.headers;
-    h.set("x-content-type-options", "nosniff");
-    h.set("referrer-policy", "no-referrer");
-    h.set("x-frame-options", "DENY");
-    if (!h.has("content-security-policy")) {
-      h.set("content-security-policy", "default-src 'none'; frame-ancestors 'none'");
-    }
+    finishRequest(accounting, { id, method: c.req.method, path: c.req.path, started }, c.res);
   };
 }
 
@@ -54,26 +87,4 @@ export function endpointKind(path: string, basePath: string): string {
     path.startsWith("/.well-known/")
   ) return "oauth";
   return "other";
-}
-
-/** One line per request (never the query string, never a header value), and its metrics. */
-export function accessLog(
-  logger: Logger,
-  metrics: GatewayMetrics,
-  basePath: string,
-): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
-    const started = performance.now();
-    await next();
-    const kind = endpointKind(c.req.path, basePath);
-    metrics.httpRequests.inc({ kind, status: String(c.res.status) });
-    metrics.httpDuration.observe((performance.now() - started) / 1000, { kind });
-    logger.info("request", {
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
-    });
-  };
 }

@@ -17,7 +17,7 @@ import {
 import type { SessionRegistry } from "../mcp/sessions.ts";
 import type { Session } from "../mcp/session.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
-import { accessLog, type GatewayEnv, requestId, securityHeaders } from "./middleware.ts";
+import { bookkeeping, finishRequest, type GatewayEnv, requestIdFor } from "./middleware.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
 import { type AuthServer, limitBrowserAndOAuth, registerOAuthRoutes } from "./oauth_routes.ts";
 import { RateLimits } from "./rate_limit.ts";
@@ -43,7 +43,15 @@ type Handler = (request: Request, ctx: FrontContext) => Response | Promise<Respo
 const CORS_ALLOW_HEADERS =
   "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id";
 
-export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
+/** The gateway's HTTP entry point: every route, with the bookkeeping every request gets. */
+export interface Routes {
+  fetch(request: Request, env: GatewayEnv["Bindings"]): Response | Promise<Response>;
+}
+
+/** `POST /{server}/mcp`, the route nearly every request takes. */
+const MCP_POST_PATH = /^\/([^/]+)\/mcp$/;
+
+export function buildRoutes(deps: RouteDeps): Routes {
   const { config, sessions, logger } = deps;
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const origins = allowedOriginSet(config.baseUrl, config.allowedOrigins);
@@ -57,11 +65,13 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const root = new Hono<GatewayEnv>();
   const app = root.basePath(basePath || "/");
 
-  root.use("*", requestId(), accessLog(logger, deps.metrics, basePath), securityHeaders());
-  root.onError((error, c) => {
-    logger.error("unhandled error", { requestId: c.get("requestId"), error });
+  const accounting = { logger, metrics: deps.metrics, basePath };
+  root.use("*", bookkeeping(accounting));
+  const failed = (requestId: string, error: unknown) => {
+    logger.error("unhandled error", { requestId, error });
     return httpError(500, "server_error", "the gateway failed to handle this request");
-  });
+  };
+  root.onError((error, c) => failed(c.get("requestId"), error));
   root.notFound(() => httpError(404, "not_found", "no such endpoint"));
 
   app.get("/health", (c) => c.json({ status: "ok" }));
@@ -80,16 +90,17 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   });
 
   /** Resolves server, origin and auth, then runs the MCP handler for this request. */
-  const mcp = (handler: Handler) => async (c: Context<GatewayEnv>) => {
-    const server = lookupServer(c.req.param("server") ?? "");
+  const mcpCall = async (
+    handler: Handler,
+    request: Request,
+    serverName: string,
+    remoteAddress: string | undefined,
+  ): Promise<Response> => {
+    const server = lookupServer(serverName);
     if (!server) {
-      return httpError(
-        404,
-        "unknown_server",
-        `no server named "${c.req.param("server")}" is configured`,
-      );
+      return httpError(404, "unknown_server", `no server named "${serverName}" is configured`);
     }
-    const origin = c.req.header("origin") ?? null;
+    const origin = request.headers.get("origin");
     if (!isOriginAllowed(origin, origins)) {
       return httpError(
         403,
@@ -97,20 +108,23 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
         `requests from origin ${origin} are not allowed; add it to allowedOrigins to permit it`,
       );
     }
-    const response = await authorizedCall(c, server, handler);
+    const response = await authorizedCall(request, remoteAddress, server, handler);
     if (origin && corsOrigins.has(origin)) addCors(response, origin);
     return response;
   };
+  const mcp = (handler: Handler) => (c: Context<GatewayEnv>) =>
+    mcpCall(handler, c.req.raw, c.req.param("server") ?? "", c.env?.remoteAddress);
 
   /** Authentication, then the rate limits, then the MCP handler; CORS is the caller's. */
   const authorizedCall = async (
-    c: Context<GatewayEnv>,
+    request: Request,
+    remoteAddress: string | undefined,
     server: ServerConfig,
     handler: Handler,
   ): Promise<Response> => {
     const auth = await deps.authenticators.get(server.name)!.authenticate(
-      c.req.raw,
-      c.env?.remoteAddress ?? "unknown",
+      request,
+      remoteAddress ?? "unknown",
     );
     if (!auth.ok) {
       deps.metrics.authRefusals.inc({ server: server.name, reason: auth.error });
@@ -130,7 +144,7 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
         { "retry-after": String(limited.wait) },
       );
     }
-    return await handler(c.req.raw, {
+    return await handler(request, {
       server,
       principal: auth.principal,
       sessions,
@@ -232,7 +246,49 @@ export function buildRoutes(deps: RouteDeps): Hono<GatewayEnv> {
         }),
     );
   }
-  return root;
+  /**
+   * `POST /{server}/mcp` skips Hono's router and middleware chain (about 10 µs a request under
+   * load, more at low load) and gets the same bookkeeping, checks and handler directly; every
+   * other request, and any server name Hono would decode differently, goes through Hono.
+   */
+  const mcpPost = async (request: Request, serverName: string, env: GatewayEnv["Bindings"]) => {
+    const started = performance.now();
+    const id = requestIdFor(request.headers.get("x-request-id"));
+    const path = basePath + `/${serverName}/mcp`;
+    let response: Response;
+    try {
+      response = await mcpCall(handleStreamablePost, request, serverName, env?.remoteAddress);
+    } catch (error) {
+      response = failed(id, error);
+    }
+    finishRequest(accounting, { id, method: "POST", path, started }, response);
+    return response;
+  };
+
+  return {
+    fetch(request, env) {
+      if (request.method === "POST") {
+        const path = pathOf(request.url);
+        const match = path.startsWith(basePath)
+          ? MCP_POST_PATH.exec(path.slice(basePath.length))
+          : null;
+        if (match && !match[1].includes("%")) return mcpPost(request, match[1], env);
+      }
+      return root.fetch(request, env);
+    },
+  };
+}
+
+/** The path of an absolute URL, without parsing all of it (no query, no fragment). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  let end = url.length;
+  const query = url.indexOf("?", start);
+  if (query >= 0) end = query;
+  const hash = url.indexOf("#", start);
+  if (hash >= 0 && hash < end) end = hash;
+  return url.slice(start, end);
 }
 
 function addCors(response: Response, origin: string): void {
