@@ -9,6 +9,7 @@ import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } fro
 import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placeholders.ts";
 import { LegacySseBackend } from "./legacy_sse.ts";
 import { StdioBackend } from "./stdio.ts";
+import { sseAnswersAsJson } from "./sse_answers.ts";
 
 export interface BackendOptions {
   maxMessageBytes: number;
@@ -99,7 +100,7 @@ export function createBackend(
   }
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit,
-    fetch,
+    fetch: sseAnswersAsJson(fetch),
     sessionId: resume?.sessionId,
   });
   if (resume) transport.setProtocolVersion(resume.protocolVersion);
