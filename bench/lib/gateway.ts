@@ -104,3 +104,12 @@ export function stdioServer(name: string, script: string, args: string[] = [], e
     args: [run, ${quoted}]
 ${extra}`;
 }
+
+/** The `servers:` entries most scenarios use: `http` at an HTTP backend, `stdio` the minimal one. */
+export function httpAndStdioServers(backendUrl: string): string {
+  return `  http:
+    transport: streamable-http
+    url: ${backendUrl}
+    public: true
+${stdioServer("stdio", `${ROOT}tests/fixtures/minimal_server.ts`, [], "    public: true\n")}`;
+}

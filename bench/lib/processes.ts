@@ -56,6 +56,19 @@ export async function startDeno(
   return { pid: child.pid, output: () => seen, exited: child.status, stop };
 }
 
+/**
+ * Starts a server script that prints `listening on <port>` (the bench's backends, the SDK
+ * fixture) and returns it with the URL of `path` on it.
+ */
+export async function startListening(
+  args: string[],
+  path: string,
+): Promise<Running & { url: string }> {
+  const running = await startDeno(["run", ...args], /listening on \d+/);
+  const port = /listening on (\d+)/.exec(running.output())![1];
+  return { ...running, url: `http://127.0.0.1:${port}${path}` };
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -12,7 +12,7 @@ import {
   request,
   runLoad,
 } from "../lib/load.ts";
-import { startDeno } from "../lib/processes.ts";
+import { startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 
 const TARGET_CPU_US = 50;
@@ -55,16 +55,13 @@ export async function httpCalls(results: Results, calls: number): Promise<void> 
   const backends = await Promise.all(
     BACKENDS.map(async (b) => ({
       ...b,
-      process: await startDeno(
-        ["run", "--allow-net", "--allow-env", "--allow-read", ...b.args],
-        /listening on \d+/,
+      process: await startListening(
+        ["--allow-net", "--allow-env", "--allow-read", ...b.args],
+        "/mcp",
       ),
     })),
   );
-  const urls = new Map(backends.map((b) => [
-    b.name,
-    `http://127.0.0.1:${/listening on (\d+)/.exec(b.process.output())![1]}/mcp`,
-  ]));
+  const urls = new Map(backends.map((b) => [b.name, b.process.url]));
   const gateway = await startGateway(
     backends.map((b) =>
       `  ${b.name}:

@@ -4,10 +4,10 @@
  * session too), and a bare `Deno.serve` SSE server holding the same number, in the same run.
  * Then the gateway's memory per active stdio session, the child process excluded.
  */
-import { ROOT, startGateway, stdioServer } from "../lib/gateway.ts";
+import { httpAndStdioServers, ROOT, startGateway } from "../lib/gateway.ts";
 import { HttpConnection } from "../lib/http_client.ts";
 import { expectResult, MCP_HEADERS, openSession, request } from "../lib/load.ts";
-import { rssBytes, sleep, startDeno } from "../lib/processes.ts";
+import { rssBytes, sleep, startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 
 const STREAMS = 2000;
@@ -44,23 +44,14 @@ async function settledRss(pid: number): Promise<number> {
 
 export async function memory(results: Results): Promise<void> {
   const scenario = "5 memory";
-  const bare = await startDeno(
-    ["run", "--allow-net", `${ROOT}bench/backends/bare_sse.ts`],
-    /listening on \d+/,
+  const bare = await startListening(["--allow-net", `${ROOT}bench/backends/bare_sse.ts`], "/sse");
+  const bareUrl = bare.url;
+  const backend = await startListening(
+    ["--allow-net", `${ROOT}bench/backends/minimal_http.ts`, "0", "json"],
+    "/mcp",
   );
-  const bareUrl = `http://127.0.0.1:${/listening on (\d+)/.exec(bare.output())![1]}/sse`;
-  const backend = await startDeno(
-    ["run", "--allow-net", `${ROOT}bench/backends/minimal_http.ts`, "0", "json"],
-    /listening on \d+/,
-  );
-  const backendUrl = `http://127.0.0.1:${/listening on (\d+)/.exec(backend.output())![1]}/mcp`;
-  const gateway = await startGateway(
-    `  http:
-    transport: streamable-http
-    url: ${backendUrl}
-    public: true
-${stdioServer("stdio", `${ROOT}tests/fixtures/minimal_server.ts`, [], "    public: true\n")}`,
-  );
+  const backendUrl = backend.url;
+  const gateway = await startGateway(httpAndStdioServers(backendUrl));
   const open: HttpConnection[] = [];
   try {
     // The reference.

@@ -3,10 +3,10 @@
  * initialize, initialized, tools/list), to an HTTP backend and to a stdio backend (which
  * starts a process per session), through the gateway; the HTTP backend directly for reference.
  */
-import { ROOT, startGateway, stdioServer } from "../lib/gateway.ts";
+import { httpAndStdioServers, ROOT, startGateway } from "../lib/gateway.ts";
 import { HttpConnection } from "../lib/http_client.ts";
 import { expectResult, MCP_HEADERS, openSession, request } from "../lib/load.ts";
-import { startDeno } from "../lib/processes.ts";
+import { startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 
 const SESSIONS = 30;
@@ -28,18 +28,12 @@ async function firstList(url: string): Promise<number> {
 }
 
 export async function sessions(results: Results): Promise<void> {
-  const backend = await startDeno(
-    ["run", "--allow-net", `${ROOT}bench/backends/minimal_http.ts`, "0", "json"],
-    /listening on \d+/,
+  const backend = await startListening(
+    ["--allow-net", `${ROOT}bench/backends/minimal_http.ts`, "0", "json"],
+    "/mcp",
   );
-  const backendUrl = `http://127.0.0.1:${/listening on (\d+)/.exec(backend.output())![1]}/mcp`;
-  const gateway = await startGateway(
-    `  http:
-    transport: streamable-http
-    url: ${backendUrl}
-    public: true
-${stdioServer("stdio", `${ROOT}tests/fixtures/minimal_server.ts`, [], "    public: true\n")}`,
-  );
+  const backendUrl = backend.url;
+  const gateway = await startGateway(httpAndStdioServers(backendUrl));
   try {
     for (
       const [label, url] of [
