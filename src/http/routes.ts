@@ -251,10 +251,14 @@ export function buildRoutes(deps: RouteDeps): Routes {
    * load, more at low load) and gets the same bookkeeping, checks and handler directly; every
    * other request, and any server name Hono would decode differently, goes through Hono.
    */
-  const mcpPost = async (request: Request, serverName: string, env: GatewayEnv["Bindings"]) => {
+  const mcpPost = async (
+    request: Request,
+    path: string,
+    serverName: string,
+    env: GatewayEnv["Bindings"],
+  ) => {
     const started = performance.now();
     const id = requestIdFor(request.headers.get("x-request-id"));
-    const path = basePath + `/${serverName}/mcp`;
     let response: Response;
     try {
       response = await mcpCall(handleStreamablePost, request, serverName, env?.remoteAddress);
@@ -272,7 +276,7 @@ export function buildRoutes(deps: RouteDeps): Routes {
         const match = path.startsWith(basePath)
           ? MCP_POST_PATH.exec(path.slice(basePath.length))
           : null;
-        if (match && !match[1].includes("%")) return mcpPost(request, match[1], env);
+        if (match && !match[1].includes("%")) return mcpPost(request, path, match[1], env);
       }
       return root.fetch(request, env);
     },
