@@ -40,6 +40,12 @@ class PendingAnswer {
     readonly prime: boolean,
     readonly resolve: (answer: FirstAnswer) => void,
   ) {}
+
+  /** Answers with one message as JSON; the window's deadline is no longer needed. */
+  answerJson(message: JSONRPCMessage): void {
+    deadlines.cancel(this.timer);
+    this.resolve({ json: message });
+  }
 }
 
 /** One logical SSE stream; its connection may drop and be resumed. */
@@ -204,9 +210,8 @@ export class StreamableChannel implements ClientChannel {
     const route = related === undefined ? undefined : this.#routes.get(idKey(related));
     if (route instanceof PendingAnswer) {
       if (isResponse) {
-        deadlines.cancel(route.timer);
         this.#routes.delete(idKey(related!));
-        return route.resolve({ json: message });
+        return route.answerJson(message);
       }
       return this.#promote(idKey(related!), route)?.send(message);
     }
@@ -287,10 +292,8 @@ export class StreamableChannel implements ClientChannel {
       // that keeps a waiting HTTP request from hanging.
       const id = key[0] === "n" ? Number(key.slice(1)) : key.slice(1);
       const error = errorResponse(id, RpcErrorCode.backendError, reason);
-      if (route instanceof PendingAnswer) {
-        deadlines.cancel(route.timer);
-        route.resolve({ json: error });
-      } else if (typeof route === "function") route(error);
+      if (route instanceof PendingAnswer) route.answerJson(error);
+      else if (typeof route === "function") route(error);
       else route.send(error);
     }
     this.#routes.clear();
