@@ -7,8 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { connectClient, type Front } from "./fixtures/client.ts";
-import { freePort, startGateway } from "./fixtures/gateway.ts";
+import { startGateway } from "./fixtures/gateway.ts";
+import { refusedPort } from "./fixtures/ports.ts";
 import { INIT, post } from "./fixtures/raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 import type { Client } from "./fixtures/sdk.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -37,16 +39,20 @@ async function startBadBackend() {
   };
 }
 
+/**
+ * One call and its outcome. The client's own timeout (30 s) is far past the gateway's (2 s), so
+ * a timeout message names who gave up; whether a failure came "at once" is read from what it
+ * says (a broken connection, not JSON), never from a stopwatch that a loaded machine stretches.
+ */
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
-  const started = performance.now();
   try {
     const result = await client.callTool({ name, arguments: args }, undefined, {
-      timeout: 10_000,
+      timeout: 30_000,
     });
     const text = (result.content as { text: string }[])[0].text;
-    return { ok: true, text, ms: performance.now() - started };
+    return { ok: true, text };
   } catch (error) {
-    return { ok: false, text: (error as Error).message, ms: performance.now() - started };
+    return { ok: false, text: (error as Error).message };
   }
 }
 
@@ -66,8 +72,8 @@ const MATRIX: { backend: "http" | "sse"; front: Front }[] = [
 Deno.test("HTTP backend faults through both fronts: each fails its own request or session, clearly and in time", async (t) => {
   const backend = await startBadBackend();
   const doomed = await startBadBackend();
-  // A port nothing listens on: connections to it are refused.
-  const closedPort = freePort();
+  // A port nothing listens on, nor can come to: connections to it are refused.
+  const closedPort = await refusedPort();
   const gw = await startGateway(`
 limits: { requestTimeout: 2s, sessionsPerUser: 100 }
 servers:
@@ -101,11 +107,9 @@ servers:
               if (fault === "garbage" && backend === "http") {
                 // The answer came at once and was not JSON: said so, without waiting.
                 assert.match(failed.text, /the backend's answer is not valid JSON/, where);
-                assert.ok(failed.ms < 1_500, `${where}: ${failed.ms} ms`);
               } else {
                 // Nothing usable came: the gateway's timeout, not the client's.
                 assert.match(failed.text, TIMEOUT, where);
-                assert.ok(failed.ms < 4_000, `${where}: ${failed.ms} ms`);
               }
               const after = await call(client, "ok");
               if (fault === "half" && backend === "sse") {
@@ -132,13 +136,11 @@ servers:
           // One POST's stream broke before its response: that request fails at once, saying
           // why; the backend session is fine and so is ours.
           assert.match(failed.text, /could not reach the backend: .*connection/, where);
-          assert.ok(failed.ms < 1_500, `${where}: ${failed.ms} ms`);
           const after = await call(client, "ok");
           assert.deepEqual([after.ok, after.text], [true, "answered ok"], where);
         } else {
           // A legacy backend's session is its stream: ours ends at once, saying why.
           assert.match(failed.text, /the backend's event stream broke/, where);
-          assert.ok(failed.ms < 1_500, `${where}: ${failed.ms} ms`);
           const after = await call(client, "ok");
           assert.equal(after.ok, false, where);
         }
@@ -156,31 +158,27 @@ servers:
       // The legacy backend's stream ends with the process: its session ends at once.
       assert.equal(sseCall.ok, false);
       assert.match(sseCall.text, /the backend's event stream broke/);
-      assert.ok(sseCall.ms < 1_500, `${sseCall.ms} ms`);
       // The Streamable HTTP call in flight loses its connection: said so at once.
       assert.equal(httpCall.ok, false);
       assert.match(httpCall.text, /could not reach the backend/);
-      assert.ok(httpCall.ms < 1_500, `${httpCall.ms} ms`);
       assert.equal((await doomed.status).code, 3);
       await end(viaHttp);
       await end(viaSse);
     });
 
     await t.step("a legacy SSE backend that refuses connections", async () => {
-      const started = performance.now();
       const init = await post(`${gw.url}/sse-refused/mcp`, INIT);
       assert.equal(init.status, 502, init.text);
       assert.match(init.text, /The backend \\"sse-refused\\" could not start/);
-      assert.ok(performance.now() - started < 3_000);
     });
 
     await t.step("the bystander was never touched, and only its session is left", async () => {
       const result = await call(bystander, "ok");
       assert.deepEqual([result.ok, result.text], [true, "answered ok"]);
-      for (let i = 0; i < 40 && gw.gateway.sessions.size > 1; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      assert.equal(gw.gateway.sessions.size, 1);
+      await waitUntil(
+        "every session but the bystander's to end",
+        () => gw.gateway.sessions.size === 1,
+      );
     });
   } finally {
     await end(bystander);

@@ -5,8 +5,10 @@
  * behind, and the gateway keeps serving.
  */
 import assert from "node:assert/strict";
-import { freePort, startGateway } from "./fixtures/gateway.ts";
+import { startGateway } from "./fixtures/gateway.ts";
+import { refusedPort } from "./fixtures/ports.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -16,14 +18,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function waitUntil(check: () => boolean, ms = 5_000): Promise<boolean> {
-  for (let waited = 0; waited < ms; waited += 50) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
 }
 
 const bad = (mode: string) => `
@@ -38,8 +32,8 @@ Deno.test("fault matrix: stdio exit at start, half a line, flood, closed stdout;
   const resetting = (async () => {
     for await (const connection of resetter) connection.close();
   })();
-  // A port nothing listens on: connections to it are refused.
-  const closedPort = freePort();
+  // A port nothing listens on, nor can come to: connections to it are refused.
+  const closedPort = await refusedPort();
   const gw = await startGateway(`
 limits: { requestTimeout: 2s, maxMessageBytes: 256KiB }
 servers:
@@ -63,13 +57,12 @@ servers:
     assert.equal(init.status, 200, init.text);
     const name = (init.json as { result: { serverInfo: { name: string } } }).result.serverInfo.name;
     const session = init.headers.get("mcp-session-id")!;
-    const started = performance.now();
     const call = await post(
       `${gw.url}/${server}/mcp`,
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x", arguments: {} } },
       mcpHeaders({ "mcp-session-id": session }),
     );
-    return { call, pid: Number(name.slice(4)), ms: performance.now() - started };
+    return { call, pid: Number(name.slice(4)) };
   };
   try {
     await t.step("a stdio backend that exits at start", async () => {
@@ -79,27 +72,27 @@ servers:
         init.text,
         /"code":-32000,"message":"backend process exited with code 1 before answering initialize"/,
       );
-      assert.ok(await waitUntil(() => gw.gateway.sessions.size === before));
+      await waitUntil("the failed sessions to be gone", () => gw.gateway.sessions.size === before);
     });
     await t.step(
       "half a line, then silence: the request times out within its limit",
       async () => {
-        const { call, ms } = await callAfterInit("halfline");
+        // The gateway's own timeout answered (the test's client has none).
+        const { call } = await callAfterInit("halfline");
         assert.match(call.text, /did not answer tools\/call within 2s/);
-        assert.ok(ms < 5_000);
       },
     );
     await t.step("a flood past maxMessageBytes ends that session and its process", async () => {
       const { call, pid } = await callAfterInit("flood");
       assert.match(call.text, /262144|256 ?KiB|larger than|too large|maxMessageBytes/i);
-      assert.ok(await waitUntil(() => !isAlive(pid)), `process ${pid} is still running`);
+      await waitUntil(`backend process ${pid} to exit`, () => !isAlive(pid));
     });
     await t.step(
       "stdout closed but the process keeps running: the session ends, the process is killed",
       async () => {
         const { call, pid } = await callAfterInit("closes");
         assert.match(call.text, /closed|exited|ended/);
-        assert.ok(await waitUntil(() => !isAlive(pid)), `process ${pid} is still running`);
+        await waitUntil(`backend process ${pid} to exit`, () => !isAlive(pid));
       },
     );
     await t.step(
@@ -107,13 +100,12 @@ servers:
       async () => {
         const before = gw.gateway.sessions.size;
         for (const server of ["refused", "reset"]) {
-          const started = performance.now();
+          // "could not reach", not the 2 s timeout: the failure was seen at once.
           const init = await post(`${gw.url}/${server}/mcp`, INIT);
           assert.match(
             init.text,
             /"error":\{"code":-32000,"message":"could not reach the backend: /,
           );
-          assert.ok(performance.now() - started < 3_000);
           const session = init.headers.get("mcp-session-id");
           if (session) {
             const after = await post(
@@ -124,7 +116,10 @@ servers:
             assert.equal(after.status, 404);
           }
         }
-        assert.ok(await waitUntil(() => gw.gateway.sessions.size === before));
+        await waitUntil(
+          "the failed sessions to be gone",
+          () => gw.gateway.sessions.size === before,
+        );
       },
     );
     await t.step("the gateway keeps serving", async () => {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { startHttpFixture } from "./fixtures/fixture_server.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 import { KEEPALIVE_MS } from "../src/mcp/front/sse.ts";
 
 const STREAMS = 2_000;
@@ -89,21 +90,17 @@ servers:
     // The clients vanish without a word.
     for (const controller of controllers) controller.abort();
     await Promise.all(streams.map((response) => response.body?.cancel().catch(() => {})));
-    let released = false;
-    for (let i = 0; i < 100 && !released; i++) {
-      released = ids.every((id) => gw.gateway.sessions.get(id as never)?.openStreams === 0);
-      if (!released) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.ok(released, "some sessions still count an open stream");
+    await waitUntil(
+      "every session to count its stream closed",
+      () => ids.every((id) => gw.gateway.sessions.get(id as never)?.openStreams === 0),
+    );
     assert.equal(liveIntervals.size, intervalsBefore, "keep-alive timers left running");
     // Their connections are closed again (a few kept-alive ones from other requests may stay).
-    let open = connectionsTo(port);
-    for (let i = 0; i < 100 && open > 60; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      open = connectionsTo(port);
-    }
-    console.log(`connections after hang-up: ${open}`);
-    assert.ok(open <= 60, `${open} connections to the gateway are still open`);
+    await waitUntil(
+      "the streams' connections to the gateway to close (at most 60 left)",
+      () => connectionsTo(port) <= 60,
+    );
+    console.log(`connections after hang-up: ${connectionsTo(port)}`);
   } finally {
     for (const controller of controllers) controller.abort();
     await gw.close();

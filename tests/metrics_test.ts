@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { connectClient } from "./fixtures/client.ts";
-import { FIXTURE_STDIO, freePort, startGateway } from "./fixtures/gateway.ts";
+import { FIXTURE_STDIO, startGateway } from "./fixtures/gateway.ts";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { INIT, post } from "./fixtures/raw.ts";
 
@@ -75,19 +75,18 @@ Deno.test("without metrics configured /metrics is 404; metrics.listen serves the
     await plain.close();
   }
 
-  const metricsPort = freePort();
   const gw = await startGatewayProcess(`listen: 127.0.0.1:{{PORT}}
 storage: ":memory:"
-metrics: { listen: 127.0.0.1:${metricsPort} }
+metrics: { listen: "127.0.0.1:{{METRICS_PORT}}" }
 ${SERVERS}`);
   try {
-    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    const scraped = await fetch(`http://127.0.0.1:${gw.metricsPort}/metrics`);
     assert.equal(scraped.status, 200);
     assert.match(
       await scraped.text(),
       /gatehouse_http_requests_total\{kind="health",status="200"\}/,
     );
-    const other = await fetch(`http://127.0.0.1:${metricsPort}/tools/mcp`);
+    const other = await fetch(`http://127.0.0.1:${gw.metricsPort}/tools/mcp`);
     assert.equal(other.status, 404);
     await other.body?.cancel();
     // The main listener does not serve them without a token.

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { connectWithOAuth, MemoryOAuthProvider, REDIRECT_URI } from "./fixtures/oauth_client.ts";
 import { authorizeParams } from "./fixtures/oauth_raw.ts";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
-import { freePort } from "./fixtures/gateway.ts";
 import { startIdp } from "./fixtures/idp.ts";
+import { startRelay } from "./fixtures/ports.ts";
 import { selfSignedCertificate } from "./fixtures/tls.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
@@ -48,12 +48,13 @@ Deno.test("CIMD: the SDK client's URL client_id works; loopback, redirects and m
     return new Response("not found", { status: 404 });
   });
   const docPort = await ready.promise;
-  const port = freePort();
-  const idp = await startIdp([`http://127.0.0.1:${port}/oauth/callback`]);
+  // The process is started behind a relay, whose address the identity provider knows first.
+  const relay = startRelay();
+  const idp = await startIdp([`${relay.url}/oauth/callback`]);
   const gateway = await startGatewayProcess(
     `
 listen: 127.0.0.1:{{PORT}}
-baseUrl: http://127.0.0.1:{{PORT}}
+baseUrl: ${relay.url}
 storage: ":memory:"
 servers:
   alpha:
@@ -66,14 +67,15 @@ oauth:
   clientMetadataDocuments: { allowPrivateHosts: [localhost] }
 `,
     { DENO_CERT: tls.certFile },
-    port,
   );
+  relay.forwardTo(gateway.port);
+  const url = relay.url;
   try {
     const docs = `https://localhost:${docPort}`;
     const provider = new MemoryOAuthProvider(`${docs}/client.json`);
     const { client } = await connectWithOAuth(
       new UserAgent(),
-      `${gateway.url}/alpha/mcp`,
+      `${url}/alpha/mcp`,
       provider,
     );
     assert.equal(provider.clientInfo?.client_id, `${docs}/client.json`, "no registration happened");
@@ -83,8 +85,8 @@ oauth:
     assert.equal(fetched.filter((p) => p === "/client.json").length, 1, "cached by max-age");
 
     const refused = async (clientId: string) => {
-      const params = await authorizeParams(clientId, {}, `${gateway.url}/alpha`);
-      const response = await fetch(`${gateway.url}/authorize?${params}`, { redirect: "manual" });
+      const params = await authorizeParams(clientId, {}, `${url}/alpha`);
+      const response = await fetch(`${url}/authorize?${params}`, { redirect: "manual" });
       assert.equal(response.headers.get("location"), null, "never redirected");
       return { status: response.status, body: await response.text() };
     };
@@ -99,6 +101,7 @@ oauth:
     assert.match(missing.body, /answered 404/);
   } finally {
     await gateway.close();
+    await relay.close();
     await idp.close();
     await documents.shutdown();
     await Deno.remove(tls.dir, { recursive: true });

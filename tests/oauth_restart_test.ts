@@ -3,9 +3,10 @@
  * rotation keeps old tokens valid while the old secret is listed under previousSecrets.
  */
 import assert from "node:assert/strict";
-import { freePort, startGateway } from "./fixtures/gateway.ts";
+import { startGateway } from "./fixtures/gateway.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { exchangeCode, obtainCode, registerClient, token } from "./fixtures/oauth_raw.ts";
+import { startRelay } from "./fixtures/ports.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
@@ -14,11 +15,12 @@ const OLD = "old-master-secret-0123456789-abcdefghijklmnop";
 const NEW = "new-master-secret-0123456789-abcdefghijklmnop";
 
 Deno.test("restart with a rotated secret: old tokens verify via previousSecrets, refresh continues", async () => {
-  const port = freePort();
-  const idp = await startIdp([`http://127.0.0.1:${port}/oauth/callback`]);
+  // Each start gets a port of its own; the relay keeps one address (baseUrl, audiences) for all.
+  const relay = startRelay();
+  const idp = await startIdp([`${relay.url}/oauth/callback`]);
   const dir = await Deno.makeTempDir();
   const config = (secrets: string) => `
-baseUrl: http://127.0.0.1:{{PORT}}
+baseUrl: ${relay.url}
 ${secrets}
 servers:
   alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
@@ -26,8 +28,11 @@ oauth:
   idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
   allow: { domains: [example.com] }
 `;
-  const start = (secrets: string) =>
-    startGateway(config(secrets), {}, { port, storage: `${dir}/gatehouse.kv` });
+  const start = async (secrets: string) => {
+    const gw = await startGateway(config(secrets), {}, { storage: `${dir}/gatehouse.kv` });
+    relay.forwardTo(Number(new URL(gw.url).port));
+    return { ...gw, url: relay.url };
+  };
   const call = (url: string, accessToken: string) =>
     post(`${url}/alpha/mcp`, INIT, mcpHeaders({ authorization: `Bearer ${accessToken}` }));
   try {
@@ -63,6 +68,7 @@ oauth:
       await dropped.close();
     }
   } finally {
+    await relay.close();
     await idp.close();
     await Deno.remove(dir, { recursive: true });
   }

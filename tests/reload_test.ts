@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -25,11 +26,10 @@ ${
 }
 
 async function waitForLog(logs: () => string, pattern: RegExp, from: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (pattern.test(logs().slice(from))) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`no log line matching ${pattern}:\n${logs().slice(from)}`);
+  await waitUntil(`a log line matching ${pattern}`, () => pattern.test(logs().slice(from)))
+    .catch((error) => {
+      throw new Error(`${error.message}; the log since:\n${logs().slice(from)}`);
+    });
 }
 
 async function call(url: string, session: string) {

@@ -7,7 +7,6 @@
  */
 import assert from "node:assert/strict";
 import { startHttpFixture } from "./fixtures/fixture_server.ts";
-import { freePort } from "./fixtures/gateway.ts";
 import { type GatewayProcess, startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.ts";
@@ -20,7 +19,8 @@ const ROOT = new URL("../", import.meta.url).pathname;
 type Replica = "a" | "b";
 
 /** The load balancer: forwards each request to a replica and notes which served what. */
-function startBalancer(port: number, replicas: Record<Replica, string>) {
+function startBalancer() {
+  const replicas: Partial<Record<Replica, string>> = {};
   const served: { method: string; path: string; replica: Replica }[] = [];
   let mode: Replica | "alternate" = "alternate";
   let next: Replica = "a";
@@ -30,10 +30,10 @@ function startBalancer(port: number, replicas: Record<Replica, string>) {
     next = next === "a" ? "b" : "a";
     return chosen;
   };
-  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, async (request) => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
     const replica = choose();
     const url = new URL(request.url);
-    const target = new URL(`${url.pathname}${url.search}`, replicas[replica]);
+    const target = new URL(`${url.pathname}${url.search}`, replicas[replica]!);
     const headers = new Headers(request.headers);
     headers.delete("host");
     served.push({ method: request.method, path: url.pathname, replica });
@@ -46,8 +46,10 @@ function startBalancer(port: number, replicas: Record<Replica, string>) {
     return new Response(response.body, { status: response.status, headers: response.headers });
   });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.addr.port}`,
     served,
+    /** Where each replica listens (known once they have started behind the balancer's URL). */
+    replicas,
     /** Sends every request to one replica, or alternates between them. */
     route(to: Replica | "alternate") {
       mode = to;
@@ -57,8 +59,8 @@ function startBalancer(port: number, replicas: Record<Replica, string>) {
 }
 
 Deno.test("two replicas on one KV file: registration, sign-in, tokens, refresh and HTTP sessions carry across", async (t) => {
-  const lbPort = freePort();
-  const lbUrl = `http://127.0.0.1:${lbPort}`;
+  const lb = startBalancer();
+  const lbUrl = lb.url;
   const idp = await startIdp([`${lbUrl}/oauth/callback`]);
   const backend = await startHttpFixture();
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-scale-" });
@@ -82,7 +84,8 @@ oauth:
     a: await startGatewayProcess(yaml, { REPLICA: "a" }),
     b: await startGatewayProcess(yaml, { REPLICA: "b" }),
   };
-  const lb = startBalancer(lbPort, { a: replicas.a.url, b: replicas.b.url });
+  lb.replicas.a = replicas.a.url;
+  lb.replicas.b = replicas.b.url;
   const servedBy = (method: string, path: string) =>
     lb.served.filter((r) => r.method === method && r.path === path).map((r) => r.replica);
   try {

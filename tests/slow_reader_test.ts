@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { startHttpFixture } from "./fixtures/fixture_server.ts";
 import { FIXTURE_STDIO, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { waitUntil, within } from "./fixtures/waits.ts";
 
 const BUFFER = 1_048_576;
 const NOTE_SIZE = 16 * 1024;
@@ -15,6 +16,19 @@ const NOTE_SIZE = 16 * 1024;
 const FLOOD = { name: "flood", arguments: { count: 2_000, size: NOTE_SIZE } };
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/**
+ * The raw connections that stopped reading. Each is closed when the test ends, pass or fail:
+ * the gateway's server cannot shut down while one holds an undelivered response.
+ */
+const held = new Set<Deno.Conn>();
+
+function release(connection: Deno.Conn): void {
+  if (!held.delete(connection)) return;
+  try {
+    connection.close();
+  } catch { /* the gateway closed it first */ }
+}
 
 /**
  * Sends one HTTP/1.1 request on a raw connection and reads until `until` has appeared in what
@@ -29,6 +43,7 @@ async function requestThenStopReading(
 ): Promise<{ connection: Deno.Conn; received: string }> {
   const target = new URL(url);
   const connection = await Deno.connect({ hostname: "127.0.0.1", port: Number(target.port) });
+  held.add(connection);
   const lines = [`${method} ${target.pathname}${target.search} HTTP/1.1`, `host: ${target.host}`];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   lines.push(`content-length: ${encoder.encode(body).byteLength}`);
@@ -36,7 +51,10 @@ async function requestThenStopReading(
   let received = "";
   const buffer = new Uint8Array(4_096);
   for (let reads = 0; reads < 100 && !received.includes(until); reads++) {
-    const n = await connection.read(buffer);
+    const n = await within(
+      `"${until.trim() || "the response head"}" from ${url}`,
+      connection.read(buffer),
+    );
     if (n === null) break;
     received += decoder.decode(buffer.subarray(0, n));
   }
@@ -49,13 +67,6 @@ function cuts(gw: TestGateway, server: string): number {
     l.startsWith(`gatehouse_slow_reader_cuts_total{server="${server}"}`)
   );
   return line ? Number(line.split(" ").pop()) : 0;
-}
-
-async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise<void> {
-  for (let waited = 0; waited < ms && !check(); waited += 50) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.ok(check(), `timed out waiting for ${what}`);
 }
 
 /** Someone else, on the same server, is answered while the flood runs. */
@@ -75,7 +86,7 @@ async function readUntilAnswer(response: Response, id: number): Promise<unknown[
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   const events: unknown[] = [];
   let pending = "";
-  const deadline = setTimeout(() => reader.cancel(), 20_000);
+  const deadline = setTimeout(() => reader.cancel(), 60_000);
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -127,7 +138,7 @@ servers:
         );
         const primingId = /id: (\d+-\d+)/.exec(received)?.[1];
         assert.ok(primingId, received);
-        await waitFor("the stream to be cut", () => cuts(gw, "stdio") === 1);
+        await waitUntil("the stream to be cut", () => cuts(gw, "stdio") === 1);
         assert.ok(gw.logs.some((l) => l.includes("client read its stream too slowly")));
         await bystanderIsServed(url);
 
@@ -146,7 +157,7 @@ servers:
         // The replay log is bounded (half the buffer), so most notifications were dropped.
         const notes = events.length - 1;
         assert.ok(notes * NOTE_SIZE <= BUFFER / 2, `${notes} notifications replayed`);
-        connection.close();
+        release(connection);
       },
     );
 
@@ -163,7 +174,7 @@ servers:
         { jsonrpc: "2.0", id: 3, method: "tools/call", params: FLOOD },
         mcpHeaders({ accept: "application/json", "mcp-session-id": session }),
       );
-      await waitFor("the GET stream to be cut", () => cuts(gw, "http") === 1);
+      await waitUntil("the GET stream to be cut", () => cuts(gw, "http") === 1);
       await bystanderIsServed(url);
       const answered = await call;
       assert.equal(answered.status, 200);
@@ -177,7 +188,7 @@ servers:
       });
       assert.equal(again.status, 200);
       await again.body?.cancel();
-      connection.close();
+      release(connection);
     });
 
     await t.step("a legacy SSE stream never read: cut, and its session ends", async () => {
@@ -200,12 +211,13 @@ servers:
       await send(INIT);
       await send({ jsonrpc: "2.0", method: "notifications/initialized" });
       await send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: FLOOD });
-      await waitFor("the stream to be cut", () => cuts(gw, "stdio") === before + 1);
-      await waitFor("the session to end", () => !gw.gateway.sessions.get(sessionId as never));
+      await waitUntil("the stream to be cut", () => cuts(gw, "stdio") === before + 1);
+      await waitUntil("the session to end", () => !gw.gateway.sessions.get(sessionId as never));
       await bystanderIsServed(`${gw.url}/stdio/mcp`);
-      connection.close();
+      release(connection);
     });
   } finally {
+    for (const connection of held) release(connection);
     await gw.close();
     await backend.close();
   }

@@ -7,7 +7,7 @@
 import { ConfigError } from "../../src/config/issues.ts";
 import { parseConfigText } from "../../src/config/load.ts";
 import { startHttpFixture } from "../fixtures/fixture_server.ts";
-import { freePort, startGateway, type TestGateway } from "../fixtures/gateway.ts";
+import { listenForGateway, type TestGateway } from "../fixtures/gateway.ts";
 import { startIdp } from "../fixtures/idp.ts";
 import { idpSection, TEST_MASTER_SECRET } from "../fixtures/oauth_gateway.ts";
 import { configText, mcpRequest, oauthRequest, type Target } from "./cases.ts";
@@ -34,8 +34,9 @@ export interface FuzzTarget {
 }
 
 export async function startFuzzTarget(): Promise<FuzzTarget> {
-  const port = freePort();
-  const idp = await startIdp([`http://127.0.0.1:${port}/oauth/callback`]);
+  const socket = await listenForGateway();
+  const port = socket.port;
+  const idp = await startIdp([`${socket.url}/oauth/callback`]);
   const backend = await startHttpFixture();
   const yaml = `
 baseUrl: http://127.0.0.1:{{PORT}}
@@ -61,7 +62,7 @@ servers:
 oauth:
 ${idpSection(idp)}
 `;
-  const gw = await startGateway(yaml, { IDP_SECRET: idp.clientSecret }, { port });
+  const gw = await socket.start(yaml, { IDP_SECRET: idp.clientSecret });
   return {
     gw,
     target: { base: gw.url, token: TOKEN, sessions: [], clients: [] },
