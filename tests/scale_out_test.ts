@@ -11,7 +11,11 @@ import { type GatewayProcess, startGatewayProcess } from "./fixtures/gateway_pro
 import { startIdp } from "./fixtures/idp.ts";
 import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.ts";
 import { registerClient, token } from "./fixtures/oauth_raw.ts";
-import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
+import { startGateway } from "./fixtures/gateway.ts";
+import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { sleep } from "./fixtures/waits.ts";
+import { openKvStore } from "../src/store/kv.ts";
+import type { Store } from "../src/store/store.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -211,5 +215,46 @@ oauth:
     await backend.close();
     await idp.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a shared session is stored before its id reaches the client, so the next request may land on any replica", async () => {
+  const backend = await startHttpFixture();
+  const kv = await openKvStore(":memory:");
+  // Storage as slow as a remote KV under load: every shared-session write takes 300 ms.
+  const slowStore: Store = {
+    ...kv,
+    get: (key) => kv.get(key),
+    setIfAbsent: (key, value) => kv.setIfAbsent(key, value),
+    consume: (key) => kv.consume(key),
+    consumeAndWrite: (key, writes) => kv.consumeAndWrite(key, writes),
+    delete: (key) => kv.delete(key),
+    close: () => kv.close(),
+    set: async (key, value, expiresAt) => {
+      if (key[0] === "mcp" && key[1] === "session") await sleep(300);
+      await kv.set(key, value, expiresAt);
+    },
+  };
+  const yaml = (replica: string) => `
+replicaId: ${replica}
+servers:
+  api: { transport: streamable-http, url: "${backend.url}", public: true }
+`;
+  const a = await startGateway(yaml("a"), {}, { store: slowStore });
+  const b = await startGateway(yaml("b"), {}, { store: slowStore });
+  try {
+    const session = await openSession(`${a.url}/api/mcp`);
+    const call = await post(
+      `${b.url}/api/mcp`,
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo_environment" } },
+      mcpHeaders({ "mcp-session-id": session }),
+    );
+    assert.equal(call.status, 200, call.text);
+    assert.match(call.text, /streamable-http/);
+  } finally {
+    await a.close();
+    await b.close();
+    kv.close();
+    await backend.close();
   }
 });

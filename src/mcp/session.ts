@@ -51,8 +51,12 @@ export interface SessionOptions {
   now: () => number;
   /** Where calls are recorded: who called which tool, outcome, duration. */
   audit?: AuditLog;
-  /** Told once the backend has accepted initialize. */
-  onInitialized?: (session: Session) => void;
+  /**
+   * Told once the backend has accepted initialize; the client gets the answer (and with it the
+   * session id) only when what this returns has settled, so the session is known everywhere
+   * it must be (other replicas) before the client can use it.
+   */
+  onInitialized?: (session: Session) => void | Promise<void>;
 }
 
 export class Session {
@@ -272,8 +276,9 @@ export class Session {
         void this.close("the backend refused to initialize");
         return;
       }
-      if (pending.method === "initialize") this.#initialized(response);
-      this.#channel?.deliver(message, response.id);
+      const ready = pending.method === "initialize" ? this.#initialized(response) : undefined;
+      if (ready) void ready.then(() => this.#channel?.deliver(message, response.id));
+      else this.#channel?.deliver(message, response.id);
       return;
     }
     let related: RequestId | undefined;
@@ -298,7 +303,7 @@ export class Session {
    * The gateway does not offer the spec's durable tasks (they would outlive the session the
    * gateway routes them by), so a backend's `tasks` capability is not passed on.
    */
-  #initialized(response: RpcResponse): void {
+  #initialized(response: RpcResponse): void | Promise<void> {
     const result = response.result as Record<string, unknown> | undefined;
     if (!result) return;
     if (typeof result.protocolVersion === "string") {
@@ -307,7 +312,7 @@ export class Session {
     }
     const capabilities = result.capabilities as Record<string, unknown> | undefined;
     if (capabilities && "tasks" in capabilities) delete capabilities.tasks;
-    this.#options.onInitialized?.(this);
+    return this.#options.onInitialized?.(this);
   }
 
   #lastError?: string;

@@ -246,9 +246,11 @@ export class SessionRegistry {
       logger: sessionLogger,
       now: this.options.now,
       audit: this.options.audit,
+      // Shared before the client learns the session id: a load balancer may send the very next
+      // request to another replica, which must find the record there.
       onInitialized: shareable
         ? (initialized) =>
-          void this.#publish(initialized).catch((error) =>
+          this.#publish(initialized).catch((error) =>
             sessionLogger.warn("could not share the session with other replicas", { error })
           )
         : undefined,
