@@ -266,7 +266,7 @@ Deno.test("aggregate: a member that dies costs its own calls only, and comes bac
 
 Deno.test("aggregate: a slow member is left out after a bounded wait; the rest answer", async () => {
   const gw = await startGateway(`
-limits: { requestTimeout: 1s }
+limits: { requestTimeout: 6s }
 servers:
   small: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
   slow: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", slow-list], public: true }
@@ -280,7 +280,8 @@ servers:
     const call = await client.callTool({ name: "slow.echo", arguments: {} }).catch((e) => e);
     assert.match(
       String(call.message),
-      /the member "slow" is unavailable: slow did not answer tools\/list within 0.5s/,
+      // The member's own request timeout, or the list's guard around connecting and asking.
+      /the member "slow" is unavailable: (slow did not answer tools\/list within 3s|listing slow took longer than 3\.05s)/,
     );
     assert.ok(gw.logs.some((line) => line.includes("aggregate member left out of a list")));
     await client.close();

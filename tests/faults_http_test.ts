@@ -14,7 +14,7 @@ import { waitUntil } from "./fixtures/waits.ts";
 import type { Client } from "./fixtures/sdk.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const TIMEOUT = /the backend did not answer tools\/call within 2s \(limits\.requestTimeout\)/;
+const TIMEOUT = /the backend did not answer tools\/call within 5s \(limits\.requestTimeout\)/;
 
 /** The misbehaving backend as a process of its own, so that `crash` really ends it. */
 async function startBadBackend() {
@@ -40,7 +40,7 @@ async function startBadBackend() {
 }
 
 /**
- * One call and its outcome. The client's own timeout (30 s) is far past the gateway's (2 s), so
+ * One call and its outcome. The client's own timeout (30 s) is far past the gateway's (5 s), so
  * a timeout message names who gave up; whether a failure came "at once" is read from what it
  * says (a broken connection, not JSON), never from a stopwatch that a loaded machine stretches.
  */
@@ -75,7 +75,7 @@ Deno.test("HTTP backend faults through both fronts: each fails its own request o
   // A port nothing listens on, nor can come to: connections to it are refused.
   const closedPort = await refusedPort();
   const gw = await startGateway(`
-limits: { requestTimeout: 2s, sessionsPerUser: 100 }
+limits: { requestTimeout: 5s, sessionsPerUser: 100 }
 servers:
   http: { transport: streamable-http, url: "${backend.url}/mcp", public: true }
   sse: { transport: sse, url: "${backend.url}/sse", public: true }

@@ -12,7 +12,8 @@ const ROOT = new URL("../", import.meta.url).pathname;
 
 const CONFIG = `
 baseUrl: http://127.0.0.1:{{PORT}}
-limits: { requestTimeout: 1s, sessionsPerUser: 300 }
+# The hang case waits out requestTimeout; 5 s leaves a loaded machine room to start backends.
+limits: { requestTimeout: 5s, sessionsPerUser: 300 }
 servers:
   fx:
     transport: stdio
@@ -61,8 +62,8 @@ Deno.test("faults: crash, garbage and hang each fail one session with a clear er
     await t.step("a backend that never answers", async () => {
       const client = await connectClient(gw.url, "fx", "streamable");
       await assert.rejects(
-        client.callTool({ name: "hang" }, undefined, { timeout: 10_000 }),
-        /did not answer tools\/call within 1s/,
+        client.callTool({ name: "hang" }, undefined, { timeout: 30_000 }),
+        /did not answer tools\/call within 5s/,
       );
       // The session itself survives a timed-out request.
       const after = await client.callTool({ name: "test_simple_text" });
