@@ -39,7 +39,6 @@ function openFds(pid: number): number {
 }
 
 const backend = await startHttpFixture();
-const port = 20_000 + Math.floor(Math.random() * 10_000);
 const gw = await startGatewayProcess(
   `listen: 127.0.0.1:{{PORT}}
 storage: ":memory:"
@@ -58,8 +57,6 @@ servers:
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     public: true
 `,
-  {},
-  port,
 );
 const pid = gw.pid;
 

@@ -1,6 +1,8 @@
 /** The command line as a user runs it: `check`, `health`, `--version`, `--help`, exit codes. */
 import assert from "node:assert/strict";
 import { compileArgs, RUNTIME_PERMISSIONS, stampCommit } from "../scripts/compile.ts";
+import { refusedPort } from "./fixtures/ports.ts";
+import { within } from "./fixtures/waits.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const SHIPPED = new URL("../config.yaml", import.meta.url).pathname;
@@ -71,9 +73,9 @@ Deno.test("main.ts health exits 0 when /health answers 200, 3 when nothing answe
     assert.equal(notFound.code, 3);
     assert.match(notFound.stderr, /answered 404/);
   } finally {
-    await server.shutdown();
+    await within("the health target to shut down", server.shutdown());
   }
-  const nobody = await run(["health", "--url", "http://127.0.0.1:1/health"]);
+  const nobody = await run(["health", "--url", `http://127.0.0.1:${await refusedPort()}/health`]);
   assert.equal(nobody.code, 3);
   assert.match(nobody.stderr, /did not answer/);
 });

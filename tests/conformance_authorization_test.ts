@@ -9,6 +9,7 @@ import { authorizeInBrowser } from "./fixtures/oauth_client.ts";
 import { startOAuthGateway } from "./fixtures/oauth_gateway.ts";
 import { registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { within } from "./fixtures/waits.ts";
 
 const SUITE = "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12";
 const LIMIT_MS = 90_000;
@@ -61,10 +62,13 @@ async function runSuite(
       const link = /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/.exec(output);
       if (!link || browsed) continue;
       browsed = true;
-      const callback = await authorizeInBrowser(
-        new UserAgent(),
-        new URL(link[1]),
-        `http://127.0.0.1:${callbackPort}/callback`,
+      const callback = await within(
+        "the sign-in the suite asked for",
+        authorizeInBrowser(
+          new UserAgent(),
+          new URL(link[1]),
+          `http://127.0.0.1:${callbackPort}/callback`,
+        ),
       );
       // The suite's callback server is waiting for the browser to arrive.
       const landed = await fetch(callback, { signal: AbortSignal.timeout(30_000) });

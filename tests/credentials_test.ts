@@ -20,6 +20,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "./fixtures/sdk.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { within } from "./fixtures/waits.ts";
 
 interface Echo {
   env: Record<string, string>;
@@ -246,7 +247,7 @@ Deno.test("aggregate: a member without the person's credential is left out, says
     const changed = Promise.withResolvers<void>();
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.resolve());
     await setNotionToken(setup, agent, "ntn_dave_0123456789abcdef");
-    await changed.promise;
+    await within("notifications/tools/list_changed once the token is added", changed.promise);
     const after = (await client.listTools()).tools.map((tool) => tool.name);
     assert.ok(after.includes("notion.echo_environment"), after.join(", "));
     const { headers } = await echo(client, "notion.echo_environment");
@@ -329,7 +330,10 @@ Deno.test("aggregate, URL-elicitation client: the missing member's call gets -32
       (notice) => completed.resolve(notice.params.elicitationId),
     );
     await setNotionToken(setup, agent, "ntn_frank_0123456789abcdef");
-    assert.equal(await completed.promise, elicitation.elicitationId);
+    assert.equal(
+      await within("notifications/elicitation/complete", completed.promise),
+      elicitation.elicitationId,
+    );
     const { headers } = await echo(client, "notion.echo_environment");
     assert.equal(headers.authorization, "Bearer ntn_frank_0123456789abcdef");
   } finally {

@@ -10,11 +10,11 @@ import { connectClient, type Front } from "./fixtures/client.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { refusedPort } from "./fixtures/ports.ts";
 import { INIT, post } from "./fixtures/raw.ts";
-import { waitUntil } from "./fixtures/waits.ts";
+import { waitUntil, within } from "./fixtures/waits.ts";
 import type { Client } from "./fixtures/sdk.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const TIMEOUT = /the backend did not answer tools\/call within 5s \(limits\.requestTimeout\)/;
+const TIMEOUT = /the backend did not answer tools\/call within 10s \(limits\.requestTimeout\)/;
 
 /** The misbehaving backend as a process of its own, so that `crash` really ends it. */
 async function startBadBackend() {
@@ -24,7 +24,9 @@ async function startBadBackend() {
     stderr: "null",
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const port = Number((await reader.read()).value!.trim());
+  const port = Number(
+    (await within("bad_http_backend to print its port", reader.read())).value!.trim(),
+  );
   reader.releaseLock();
   void child.stdout.cancel().catch(() => {});
   return {
@@ -34,13 +36,13 @@ async function startBadBackend() {
       try {
         child.kill("SIGKILL");
       } catch { /* it crashed on purpose */ }
-      await child.status;
+      await within("bad_http_backend to exit after SIGKILL", child.status);
     },
   };
 }
 
 /**
- * One call and its outcome. The client's own timeout (30 s) is far past the gateway's (5 s), so
+ * One call and its outcome. The client's own timeout (30 s) is far past the gateway's (10 s), so
  * a timeout message names who gave up; whether a failure came "at once" is read from what it
  * says (a broken connection, not JSON), never from a stopwatch that a loaded machine stretches.
  */
@@ -75,7 +77,7 @@ Deno.test("HTTP backend faults through both fronts: each fails its own request o
   // A port nothing listens on, nor can come to: connections to it are refused.
   const closedPort = await refusedPort();
   const gw = await startGateway(`
-limits: { requestTimeout: 5s, sessionsPerUser: 100 }
+limits: { requestTimeout: 10s, sessionsPerUser: 100 }
 servers:
   http: { transport: streamable-http, url: "${backend.url}/mcp", public: true }
   sse: { transport: sse, url: "${backend.url}/sse", public: true }
@@ -152,7 +154,8 @@ servers:
       const viaHttp = await connectClient(gw.url, "http-dies", "streamable");
       const viaSse = await connectClient(gw.url, "sse-dies", "sse");
       const [httpCall, sseCall] = await Promise.all([
-        call(viaHttp, "slow", { ms: 300 }),
+        // Never answered: whenever the crash lands, this call is still waiting for it.
+        call(viaHttp, "hang"),
         call(viaSse, "crash"),
       ]);
       // The legacy backend's stream ends with the process: its session ends at once.
@@ -161,7 +164,7 @@ servers:
       // The Streamable HTTP call in flight loses its connection: said so at once.
       assert.equal(httpCall.ok, false);
       assert.match(httpCall.text, /could not reach the backend/);
-      assert.equal((await doomed.status).code, 3);
+      assert.equal((await within("the doomed backend to exit", doomed.status)).code, 3);
       await end(viaHttp);
       await end(viaSse);
     });

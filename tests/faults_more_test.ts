@@ -35,7 +35,7 @@ Deno.test("fault matrix: stdio exit at start, half a line, flood, closed stdout;
   // A port nothing listens on, nor can come to: connections to it are refused.
   const closedPort = await refusedPort();
   const gw = await startGateway(`
-limits: { requestTimeout: 5s, maxMessageBytes: 256KiB }
+limits: { requestTimeout: 10s, maxMessageBytes: 256KiB }
 servers:
   exits: ${bad("exit-at-start")}
   halfline: ${bad("half-line")}
@@ -79,7 +79,7 @@ servers:
       async () => {
         // The gateway's own timeout answered (the test's client has none).
         const { call } = await callAfterInit("halfline");
-        assert.match(call.text, /did not answer tools\/call within 5s/);
+        assert.match(call.text, /did not answer tools\/call within 10s/);
       },
     );
     await t.step("a flood past maxMessageBytes ends that session and its process", async () => {
@@ -100,7 +100,7 @@ servers:
       async () => {
         const before = gw.gateway.sessions.size;
         for (const server of ["refused", "reset"]) {
-          // "could not reach", not the 5 s timeout: the failure was seen at once.
+          // "could not reach", not the 10 s timeout: the failure was seen at once.
           const init = await post(`${gw.url}/${server}/mcp`, INIT);
           assert.match(
             init.text,

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { selfSignedCertificate } from "./fixtures/tls.ts";
+import { within } from "./fixtures/waits.ts";
 
 Deno.test("an https backend signed by a CA the process trusts is reached over kept-alive TLS", async () => {
   const tls = await selfSignedCertificate();
@@ -78,7 +79,7 @@ servers:
     await gw.close();
     counting.close();
     await relay.catch(() => {});
-    await backend.shutdown();
+    await within("the https backend to shut down", backend.shutdown());
     await Deno.remove(tls.dir, { recursive: true });
   }
 });

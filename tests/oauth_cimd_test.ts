@@ -11,6 +11,7 @@ import { startIdp } from "./fixtures/idp.ts";
 import { startRelay } from "./fixtures/ports.ts";
 import { selfSignedCertificate } from "./fixtures/tls.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { within } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -103,7 +104,7 @@ oauth:
     await gateway.close();
     await relay.close();
     await idp.close();
-    await documents.shutdown();
+    await within("the client metadata server to shut down", documents.shutdown());
     await Deno.remove(tls.dir, { recursive: true });
   }
 });

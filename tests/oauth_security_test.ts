@@ -58,7 +58,8 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
     assert.ok(tokens.access_token && tokens.refresh_token, JSON.stringify(tokens));
 
     const masterKey = await deriveHmacKey(new Secret(TEST_MASTER_SECRET), "jwt-signing");
-    const now = Math.floor(Date.now() / 1000);
+    // Read when each case runs: a slow machine may take long over the cases before it.
+    const now = () => Math.floor(Date.now() / 1000);
     const claims = jwtClaims(tokens.access_token);
     const forge = async (overrides: Record<string, unknown>, typ = "at+jwt", key = masterKey) =>
       await signJwt(key, typ, { ...claims, ...overrides });
@@ -138,12 +139,12 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
       },
       {
         name: "expired token",
-        run: async () => mcp(bearer(await forge({ exp: now - 120, iat: now - 400 }))),
+        run: async () => mcp(bearer(await forge({ exp: now() - 120, iat: now() - 400 }))),
         expect: { status: 401, error: "invalid_token", description: /has expired/ },
       },
       {
         name: "expiry within the skew is accepted",
-        run: async () => mcp(bearer(await forge({ exp: now - 5 }))),
+        run: async () => mcp(bearer(await forge({ exp: now() - 5 }))),
         expect: { status: 200, description: /^$/ },
       },
       {
@@ -211,7 +212,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
       },
       {
         name: "issued in the future",
-        run: async () => mcp(bearer(await forge({ iat: now + 3600 }))),
+        run: async () => mcp(bearer(await forge({ iat: now() + 3600 }))),
         expect: { status: 401, error: "invalid_token", description: /not valid yet/ },
       },
       {

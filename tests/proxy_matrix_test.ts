@@ -7,6 +7,7 @@ import { connectClient, type Front } from "./fixtures/client.ts";
 import { startHttpFixture, startSseFixture } from "./fixtures/fixture_server.ts";
 import { FIXTURE_STDIO, startGateway } from "./fixtures/gateway.ts";
 import { LoggingMessageNotificationSchema } from "./fixtures/sdk.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 
 const TOKEN = "matrix-token-0123456789";
 const GATEWAY_SECRET_ENV = "GATEHOUSE_MATRIX_SECRET";
@@ -50,10 +51,10 @@ servers:
       }
     }
   } finally {
+    Deno.env.delete(GATEWAY_SECRET_ENV);
     await gw.close();
     await http.close();
     await sse.close();
-    Deno.env.delete(GATEWAY_SECRET_ENV);
   }
 });
 
@@ -100,6 +101,8 @@ async function exercise(client: Awaited<ReturnType<typeof connectClient>>, backe
   });
   await client.setLoggingLevel("info");
   await client.callTool({ name: "test_tool_with_logging" });
+  // The SDK runs notification handlers a tick after the message; the answer may come first.
+  await waitUntil("three log notifications", () => logs.length >= 3);
   assert.deepEqual(logs, [
     "Tool execution started",
     "Tool processing data",

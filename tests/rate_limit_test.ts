@@ -3,9 +3,20 @@
  * address on registration and the sign-in pages, per client on the token endpoint.
  */
 import assert from "node:assert/strict";
+import { testClock } from "./fixtures/clock.ts";
 import { startOAuthGateway } from "./fixtures/oauth_gateway.ts";
 import { register, token } from "./fixtures/oauth_raw.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
+
+/**
+ * The limits' buckets refill with the gateway's clock, stopped here: however slowly a loaded
+ * machine sends the requests, none refills in between and Retry-After is exact.
+ */
+const frozen = () => {
+  const clock = testClock();
+  clock.freeze();
+  return { clock };
+};
 
 const LIMITS = `rateLimits:
   mcpPerUser: 3/min
@@ -15,7 +26,7 @@ const LIMITS = `rateLimits:
 `;
 
 Deno.test("MCP requests over mcpPerUser get 429 with Retry-After; other people are not slowed", async () => {
-  const setup = await startOAuthGateway(LIMITS);
+  const setup = await startOAuthGateway(LIMITS, "", frozen());
   try {
     const url = `${setup.url}/shared/mcp`;
     const alice = mcpHeaders({ authorization: "Bearer static-shared-token-0123456789" });
@@ -35,7 +46,7 @@ Deno.test("MCP requests over mcpPerUser get 429 with Retry-After; other people a
 });
 
 Deno.test("registration over registerPerAddress and token requests over tokenPerClient get 429", async () => {
-  const setup = await startOAuthGateway(LIMITS);
+  const setup = await startOAuthGateway(LIMITS, "", frozen());
   try {
     const first = await register(setup.url);
     assert.equal(first.status, 201);
@@ -67,7 +78,7 @@ Deno.test("registration over registerPerAddress and token requests over tokenPer
 });
 
 Deno.test("sign-in pages over oauthPerAddress get a 429 page with Retry-After", async () => {
-  const setup = await startOAuthGateway(LIMITS);
+  const setup = await startOAuthGateway(LIMITS, "", frozen());
   try {
     const statuses: number[] = [];
     let last: Response | undefined;

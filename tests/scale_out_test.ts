@@ -13,7 +13,7 @@ import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.t
 import { registerClient, token } from "./fixtures/oauth_raw.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
-import { sleep } from "./fixtures/waits.ts";
+import { sleep, within } from "./fixtures/waits.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import type { Store } from "../src/store/store.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
@@ -58,7 +58,7 @@ function startBalancer() {
     route(to: Replica | "alternate") {
       mode = to;
     },
-    close: () => server.shutdown(),
+    close: () => within("the load balancer to shut down", server.shutdown()),
   };
 }
 
@@ -88,6 +88,7 @@ oauth:
     a: await startGatewayProcess(yaml, { REPLICA: "a" }),
     b: await startGatewayProcess(yaml, { REPLICA: "b" }),
   };
+  const clients: { close(): Promise<void> }[] = [];
   lb.replicas.a = replicas.a.url;
   lb.replicas.b = replicas.b.url;
   const servedBy = (method: string, path: string) =>
@@ -108,6 +109,7 @@ oauth:
     await t.step("sign-in, consent and tokens hop between replicas and work", async () => {
       lb.route("alternate");
       ({ client } = await connectWithOAuth(agent, `${lb.url}/api/mcp`, provider));
+      clients.push(client);
       // Round robin put the steps of one sign-in on different replicas.
       const authorize = servedBy("GET", "/authorize");
       const callback = servedBy("GET", "/oauth/callback");
@@ -186,6 +188,7 @@ oauth:
       // Sticky, as a load balancer routing by the session id's replica prefix would be.
       lb.route("a");
       const { client: other } = await connectWithOAuth(agent, `${lb.url}/local/mcp`, fresh);
+      clients.push(other);
       await other.close();
       const bearer = { authorization: `Bearer ${fresh.savedTokens!.access_token}` };
       lb.route("a");
@@ -209,9 +212,12 @@ oauth:
       assert.equal(home.status, 200, home.text);
     });
   } finally {
-    await lb.close();
+    // A client left open after a failed step holds a stream through the balancer: close the
+    // clients, then the replicas (which ends any stream left), and the balancer last.
+    await Promise.all(clients.map((c) => c.close().catch(() => {})));
     await replicas.a.close();
     await replicas.b.close();
+    await lb.close();
     await backend.close();
     await idp.close();
     await Deno.remove(dir, { recursive: true });

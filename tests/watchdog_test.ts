@@ -27,6 +27,7 @@ Deno.test("watchdog: a hung test fails at its limit, named with its step and its
     const finished = await within(
       "the hanging tests to be ended by their watchdog",
       child.output(),
+      120_000,
     );
     const output = new TextDecoder().decode(finished.stdout) +
       new TextDecoder().decode(finished.stderr);

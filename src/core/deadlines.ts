@@ -37,6 +37,11 @@ export class Deadlines {
     if (set?.delete(deadline) && set.size === 0) this.#buckets.delete(deadline.bucket);
   }
 
+  /** Whether the interval timer runs (it stops an idle tick after the last deadline). */
+  get ticking(): boolean {
+    return this.#timer !== undefined;
+  }
+
   /** Deadlines not yet fired nor cancelled. */
   get size(): number {
     let count = 0;

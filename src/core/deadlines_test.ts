@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Deadlines } from "./deadlines.ts";
+import { waitUntil } from "../../tests/fixtures/waits.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -13,12 +14,12 @@ Deno.test("Deadlines fires each deadline once, not before it is due, and never a
   deadlines.add(60, () => (fired.push("b"), at.b = Date.now() - started));
   deadlines.cancel(cancelled);
   assert.equal(deadlines.size, 2);
-  for (let i = 0; i < 100 && fired.length < 2; i++) await sleep(10);
+  await waitUntil("both deadlines to fire", () => fired.length >= 2);
   assert.deepEqual(fired, ["a", "b"]);
   assert.ok(at.a >= 30 && at.b >= 60, JSON.stringify(at));
   assert.equal(deadlines.size, 0);
-  // The timer stops once there is nothing left (the test sanitizer checks it).
-  await sleep(40);
+  // The timer stops once there is nothing left (the test sanitizer checks it too).
+  await waitUntil("the timer to stop", () => !deadlines.ticking);
 });
 
 Deno.test("Deadlines keeps firing the others when one throws", async () => {

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { Http1Client } from "./http1_client.ts";
+import { refusedPort } from "../../tests/fixtures/ports.ts";
+import { waitUntil } from "../../tests/fixtures/waits.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -149,10 +151,7 @@ Deno.test("Http1Client.fetch() drops an idle connection the server closed and co
   try {
     assert.deepEqual(await (await client.fetch(server.url)).json(), { n: 0 });
     // The idle connection notices the close on its own.
-    for (let i = 0; i < 100 && client.idleConnections > 0; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    assert.equal(client.idleConnections, 0);
+    await waitUntil("the idle connection to be dropped", () => client.idleConnections === 0);
     assert.deepEqual(await (await client.fetch(server.url)).json(), { n: 1 });
     assert.equal(server.connections, 2);
   } finally {
@@ -201,8 +200,8 @@ Deno.test("Http1Client.fetch() refuses header values that would split the reques
     );
     await assert.rejects(client.fetch(server.url, { headers: { "bad name": "1" } }), TypeError);
     assert.equal(server.requests, 0, "nothing was sent");
-    const port = server.url.split(":")[2].split("/")[0];
     await server.close();
+    const port = await refusedPort();
     await assert.rejects(client.fetch(`http://127.0.0.1:${port}/mcp`), (error: Error) => {
       assert.ok(error instanceof TypeError);
       assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
@@ -322,7 +321,7 @@ Deno.test("Http1Client.fetch() declares the UTF-8 length of string bodies, whate
     for (const text of texts) {
       // A wrong length would leave the server waiting for bytes: bounded, so it fails instead.
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new Error(`no answer for ${text}`)), 2000);
+      const timer = setTimeout(() => controller.abort(new Error(`no answer for ${text}`)), 30_000);
       try {
         await (await client.fetch(server.url, {
           method: "POST",

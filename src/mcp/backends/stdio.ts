@@ -161,7 +161,7 @@ export class StdioBackend implements Transport {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const status = await Promise.race([
       this.#exited!,
-      new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), 500)),
+      new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), 2_000)),
     ]);
     clearTimeout(timer);
     this.#fail(new Error(status ? describeExit(status) : "backend process closed its output"));
