@@ -13,6 +13,7 @@ export const DEFAULT_RATE_LIMITS: Record<keyof RateLimitConfig, string> = {
   mcpPerClient: "3000/min",
   oauthPerAddress: "300/min",
   tokenPerClient: "120/min",
+  tokenFailuresPerAddress: "20/min",
   registerPerAddress: "60/hour",
 };
 

@@ -13,8 +13,12 @@ import { parseClientId, parseServerName, type ServerName } from "../core/ids.ts"
 import type { ClientDirectory } from "../oauth/client_directory.ts";
 import { publicClientMetadata } from "../oauth/clients.ts";
 import { NO_STORE, OAuthError, oauthErrorJson } from "../oauth/errors.ts";
-import { authorizationServerMetadata, protectedResourceMetadata } from "../oauth/metadata.ts";
-import { handleTokenRequest, namedClientId, type TokenDeps } from "../oauth/token.ts";
+import {
+  authorizationServerMetadata,
+  gatewayResourceMetadata,
+  protectedResourceMetadata,
+} from "../oauth/metadata.ts";
+import { type Admit, handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { CredentialFlow } from "../web/credential_flow.ts";
 import type { LoginFlow } from "../web/login_flow.ts";
@@ -69,8 +73,8 @@ async function readForm(request: Request): Promise<URLSearchParams> {
 }
 
 /**
- * Per-address limits on registration, sign-in, callbacks, token and the browser pages;
- * registered before the routes so they run first.
+ * Per-address limits on registration, sign-in, callbacks, token (all requests, and failed ones)
+ * and the browser pages; registered before the routes so they run first.
  */
 export function limitBrowserAndOAuth(app: Hono<GatewayEnv>, limits: RateLimits): void {
   const byAddress = (kind: "oauthPerAddress" | "registerPerAddress", page: boolean) =>
@@ -87,9 +91,43 @@ export function limitBrowserAndOAuth(app: Hono<GatewayEnv>, limits: RateLimits):
     });
   app.use("/register", byAddress("registerPerAddress", false));
   app.use("/token", byAddress("oauthPerAddress", false));
+  limitTokenFailures(app, limits);
   // A wildcard matches its bare prefix too: "/authorize/*" covers /authorize.
   for (const path of ["/authorize/*", "/oauth/*", "/logout", "/my/*"]) {
     app.use(path, byAddress("oauthPerAddress", true));
+  }
+}
+
+/**
+ * Failed token requests per address: an address past its limit is refused before its request
+ * is read. A failure is charged once its answer is known, so a burst sent at once may overrun
+ * the limit by the requests in flight; `oauthPerAddress` still bounds those.
+ */
+function limitTokenFailures(app: Hono<GatewayEnv>, limits: RateLimits): void {
+  const kind = "tokenFailuresPerAddress";
+  app.use(
+    "/token",
+    createMiddleware<GatewayEnv>(async (c, next) => {
+      if (c.req.method !== "POST") return await next();
+      const address = c.env?.remoteAddress ?? "unknown";
+      const wait = limits.wait(kind, address);
+      if (wait) {
+        await c.req.raw.body?.cancel();
+        return tooManyRequests(wait, `rateLimits.${kind}`);
+      }
+      await next();
+      // Refusals the client earned (4xx), not the gateway's own failures or its 429s.
+      if (c.res.status >= 400 && c.res.status < 500 && c.res.status !== 429) {
+        limits.charge(kind, address);
+      }
+    }),
+  );
+}
+
+/** Thrown by the token endpoint's `Admit` when a proven client is over `tokenPerClient`. */
+class ClientLimited extends Error {
+  constructor(readonly wait: number) {
+    super(`token requests over rateLimits.tokenPerClient; wait ${wait} s`);
   }
 }
 
@@ -139,17 +177,12 @@ export function registerOAuthRoutes(
   const prm = `/.well-known/oauth-protected-resource${basePath}`;
   root.get(`${prm}/:server`, (c) => resourceMetadata(c.req.param("server")));
   root.get(`${prm}/:server/:endpoint{mcp|sse}`, (c) => resourceMetadata(c.req.param("server")));
-  root.get(prm || "/.well-known/oauth-protected-resource", () => {
-    if (!auth) return notConfigured();
-    const servers = [...config.servers.keys()];
-    // The gateway itself is not a resource; with exactly one service it stands for it.
-    return servers.length === 1 ? resourceMetadata(servers[0]) : json({
-      error: "not_found",
-      error_description:
-        "each service has its own metadata at /.well-known/oauth-protected-resource/<service>",
-    }, 404);
-  });
+  // The base URL's own document names the gateway (RFC 9728 §3.3: `resource` must be the URL
+  // the document was found from), so a client that looks there finds the authorization server.
+  const gatewayMetadata = () => auth ? json(gatewayResourceMetadata(auth.issuer)) : notConfigured();
+  root.get(prm || "/.well-known/oauth-protected-resource", gatewayMetadata);
   if (basePath) {
+    app.get("/.well-known/oauth-protected-resource", gatewayMetadata);
     app.get(
       "/.well-known/oauth-protected-resource/:server",
       (c) => resourceMetadata(c.req.param("server")),
@@ -221,18 +254,22 @@ export function registerOAuthRoutes(
   app.post("/token", async (c) => {
     if (!auth) return notConfigured();
     const authorization = c.req.header("authorization") ?? null;
+    // Charged only once the client is proven (see `Admit`): a client_id alone is public, and
+    // charging it would let anyone who knows it lock the client out of /token.
+    const admit: Admit = (client) => {
+      const key = RateLimits.clientKey(client.clientId, c.env?.remoteAddress ?? "unknown");
+      const wait = limits.take("tokenPerClient", key);
+      if (wait) throw new ClientLimited(wait);
+    };
     try {
       const form = await readForm(c.req.raw);
-      const clientId = namedClientId(form, authorization);
-      if (clientId) {
-        const key = RateLimits.clientKey(clientId, c.env?.remoteAddress ?? "unknown");
-        const wait = limits.take("tokenPerClient", key);
-        if (wait) return tooManyRequests(wait, "rateLimits.tokenPerClient");
-      }
-      const response = await handleTokenRequest(form, authorization, auth.tokenDeps);
+      const response = await handleTokenRequest(form, authorization, auth.tokenDeps, admit);
       metrics.tokensIssued.inc({ grant_type: form.get("grant_type")! });
       return json(response, 200, NO_STORE);
     } catch (error) {
+      if (error instanceof ClientLimited) {
+        return tooManyRequests(error.wait, "rateLimits.tokenPerClient");
+      }
       if (error instanceof OAuthError) {
         metrics.tokenRefusals.inc({ reason: error.code });
         if (error.code !== "invalid_request") {

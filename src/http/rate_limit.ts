@@ -22,14 +22,11 @@ export class RateLimiter {
   /** Takes one request for `key`: 0 when allowed, else the seconds until one is. */
   take(key: string): number {
     const now = this.now();
-    const { count, perMs } = this.rate;
     const bucket = this.#buckets.get(key);
-    const tokens = bucket
-      ? Math.min(count, bucket.tokens + (now - bucket.at) * count / perMs)
-      : count;
+    const tokens = this.#tokens(bucket, now);
     if (tokens < 1) {
       if (bucket) Object.assign(bucket, { tokens, at: now });
-      return Math.max(1, Math.ceil(Math.round((1 - tokens) * perMs / count) / 1000));
+      return this.#secondsUntilOne(tokens);
     }
     if (bucket) {
       bucket.tokens = tokens - 1;
@@ -39,6 +36,22 @@ export class RateLimiter {
       this.#buckets.set(key, { tokens: tokens - 1, at: now });
     }
     return 0;
+  }
+
+  /** Like `take`, but only looks: 0 when a request for `key` would be allowed. */
+  wait(key: string): number {
+    const tokens = this.#tokens(this.#buckets.get(key), this.now());
+    return tokens < 1 ? this.#secondsUntilOne(tokens) : 0;
+  }
+
+  #tokens(bucket: Bucket | undefined, now: number): number {
+    const { count, perMs } = this.rate;
+    return bucket ? Math.min(count, bucket.tokens + (now - bucket.at) * count / perMs) : count;
+  }
+
+  #secondsUntilOne(tokens: number): number {
+    const { count, perMs } = this.rate;
+    return Math.max(1, Math.ceil(Math.round((1 - tokens) * perMs / count) / 1000));
   }
 
   get size(): number {
@@ -76,6 +89,21 @@ export class RateLimits {
     const wait = this.#limiters.get(kind)?.take(key) ?? 0;
     if (wait) this.onLimited(kind);
     return wait;
+  }
+
+  /** 0 when `key` may go on under `kind`'s limit, else seconds to wait; takes nothing. */
+  wait(kind: keyof RateLimitConfig, key: string): number {
+    const wait = this.#limiters.get(kind)?.wait(key) ?? 0;
+    if (wait) this.onLimited(kind);
+    return wait;
+  }
+
+  /**
+   * Counts one event against `key` after the fact (a failed token request), refusing nothing:
+   * the next `wait` tells whether more may come.
+   */
+  charge(kind: keyof RateLimitConfig, key: string): void {
+    this.#limiters.get(kind)?.take(key);
   }
 
   /** The key a client is counted under: a metadata-document client (one URL shared by everyone

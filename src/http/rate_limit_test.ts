@@ -23,3 +23,17 @@ Deno.test("RateLimiter forgets refilled buckets rather than growing without boun
   limiter.take("one more");
   assert.equal(limiter.size, 1);
 });
+
+Deno.test("RateLimiter.wait() tells how long until a request may go, without taking one", () => {
+  let now = 0;
+  const limiter = new RateLimiter({ count: 2, perMs: 60_000 }, () => now);
+  assert.equal(limiter.wait("mallory"), 0);
+  assert.equal(limiter.size, 0, "looking creates no bucket");
+  limiter.take("mallory");
+  assert.equal(limiter.wait("mallory"), 0);
+  assert.equal(limiter.wait("mallory"), 0, "looking again still takes nothing");
+  limiter.take("mallory");
+  assert.equal(limiter.wait("mallory"), 30);
+  now += 30_000;
+  assert.equal(limiter.wait("mallory"), 0);
+});

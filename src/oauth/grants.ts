@@ -43,6 +43,17 @@ interface UsedMarker {
   expiresAt: number;
 }
 
+/** The outcome of a rotation: the new refresh token, or why there is none. */
+export type Rotation =
+  | { ok: true; token: string }
+  | { ok: false; reason: "replayed" | "revoked" };
+
+/**
+ * Commits conditioned on what was read fail only when a record moved in between; each retry
+ * reads again and decides again, so this bounds only a pathological storm of writers.
+ */
+const COMMIT_ATTEMPTS = 8;
+
 export type Redemption<T> =
   | { ok: true; record: T; familyId: string }
   | { ok: false; reason: "unknown" | "expired" | "replayed" };
@@ -59,6 +70,12 @@ export class GrantStore {
     const record: CodeRecord = { ...context, expiresAt: this.clock.now() + this.lifetimes.codeMs };
     await this.store.set(KEYS.code(await sha256Base64Url(code)), record, record.expiresAt);
     return code;
+  }
+
+  /** Reads a live code without using it up; undefined when unknown, used or expired. */
+  async peekCode(code: string): Promise<CodeRecord | undefined> {
+    const record = await this.store.get<CodeRecord>(KEYS.code(await sha256Base64Url(code)));
+    return record && record.expiresAt > this.clock.now() ? record : undefined;
   }
 
   /**
@@ -87,14 +104,32 @@ export class GrantStore {
     return { ok: true, record, familyId };
   }
 
-  /** A new refresh token in `familyId`, recorded as the family's live one. */
-  async issueRefresh(familyId: string, context: GrantContext): Promise<string> {
+  /**
+   * A new refresh token in `familyId`, recorded as the family's live one, or undefined when the
+   * family is revoked (a replay of its code got there first). Written only if the family record
+   * is still the one read, so a revocation in between is never overwritten with a live family.
+   */
+  async issueRefresh(familyId: string, context: GrantContext): Promise<string | undefined> {
     const token = randomBase64Url(32);
     const hash = await sha256Base64Url(token);
     const record = this.#refreshRecord(familyId, context);
-    await this.store.set(KEYS.refresh(hash), record, record.expiresAt);
-    await this.#updateFamily(familyId, hash, record.expiresAt);
-    return token;
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+      const family = await this.store.getEntry<FamilyRecord>(KEYS.family(familyId));
+      if (!family.value || family.value.revoked) return undefined;
+      const until = Math.max(record.expiresAt, family.value.expiresAt);
+      const committed = await this.store.commitIfUnchanged([family], {
+        writes: [
+          { key: KEYS.refresh(hash), value: record, expiresAt: record.expiresAt },
+          {
+            key: KEYS.family(familyId),
+            value: { revoked: false, refreshHash: hash, expiresAt: until } satisfies FamilyRecord,
+            expiresAt: until,
+          },
+        ],
+      });
+      if (committed) return token;
+    }
+    throw new Error(`storage: the grant ${familyId} kept changing while a token was issued`);
   }
 
   /** Reads a refresh token without using it, for the checks that precede rotation. */
@@ -109,32 +144,49 @@ export class GrantStore {
 
   /**
    * Rotates a refresh token whose record `peekRefresh` returned: the old one is consumed and
-   * the new one written in one atomic step. Undefined when someone else used the old token
-   * first (a replay), which revokes the family.
+   * the new one written in one atomic step, committed only if neither the old token nor the
+   * family record changed since they were read. So a rotation racing a revocation either lands
+   * first (and is revoked with the rest) or is refused; it never writes the family back as live.
+   * "replayed" when someone else used the old token first, which revokes the family.
    */
-  async rotateRefresh(token: string, old: RefreshRecord): Promise<string | undefined> {
+  async rotateRefresh(token: string, old: RefreshRecord): Promise<Rotation> {
     const oldHash = await sha256Base64Url(token);
     const next = randomBase64Url(32);
     const nextHash = await sha256Base64Url(next);
     const record = this.#refreshRecord(old.familyId, old);
-    const consumed = await this.store.consumeAndWrite(KEYS.refresh(oldHash), [
-      { key: KEYS.refresh(nextHash), value: record, expiresAt: record.expiresAt },
-      {
-        key: KEYS.usedRefresh(oldHash),
-        value: { familyId: old.familyId, expiresAt: record.expiresAt } satisfies UsedMarker,
-        expiresAt: record.expiresAt,
-      },
-      {
-        key: KEYS.family(old.familyId),
-        value: { revoked: false, refreshHash: nextHash, expiresAt: record.expiresAt },
-        expiresAt: record.expiresAt,
-      },
-    ]);
-    if (!consumed) {
-      await this.revokeFamily(old.familyId);
-      return undefined;
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+      const [current, family] = await Promise.all([
+        this.store.getEntry<RefreshRecord>(KEYS.refresh(oldHash)),
+        this.store.getEntry<FamilyRecord>(KEYS.family(old.familyId)),
+      ]);
+      if (current.value === undefined) {
+        await this.revokeFamily(old.familyId);
+        return { ok: false, reason: "replayed" };
+      }
+      if (!family.value || family.value.revoked) return { ok: false, reason: "revoked" };
+      const committed = await this.store.commitIfUnchanged([current, family], {
+        deletes: [KEYS.refresh(oldHash)],
+        writes: [
+          { key: KEYS.refresh(nextHash), value: record, expiresAt: record.expiresAt },
+          {
+            key: KEYS.usedRefresh(oldHash),
+            value: { familyId: old.familyId, expiresAt: record.expiresAt } satisfies UsedMarker,
+            expiresAt: record.expiresAt,
+          },
+          {
+            key: KEYS.family(old.familyId),
+            value: {
+              revoked: false,
+              refreshHash: nextHash,
+              expiresAt: record.expiresAt,
+            } satisfies FamilyRecord,
+            expiresAt: record.expiresAt,
+          },
+        ],
+      });
+      if (committed) return { ok: true, token: next };
     }
-    return next;
+    throw new Error(`storage: the grant ${old.familyId} kept changing while its token rotated`);
   }
 
   /**
@@ -164,17 +216,6 @@ export class GrantStore {
       familyId,
       expiresAt: this.clock.now() + this.lifetimes.refreshMs,
     };
-  }
-
-  async #updateFamily(familyId: string, refreshHash: string, expiresAt: number): Promise<void> {
-    const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
-    if (family?.revoked) return;
-    const until = Math.max(expiresAt, family?.expiresAt ?? 0);
-    await this.store.set(
-      KEYS.family(familyId),
-      { revoked: false, refreshHash, expiresAt: until },
-      until,
-    );
   }
 
   async #replayed<T>(markerKey: readonly string[]): Promise<Redemption<T>> {

@@ -11,7 +11,7 @@ import type { AccessTokens } from "./access_tokens.ts";
 import type { ClientDirectory } from "./client_directory.ts";
 import type { ClientRecord } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
-import type { GrantContext, GrantStore } from "./grants.ts";
+import type { CodeRecord, GrantContext, GrantStore } from "./grants.ts";
 
 export interface TokenDeps {
   clients: ClientDirectory;
@@ -82,17 +82,6 @@ export async function authenticateClient(
   return client;
 }
 
-/** The client a token request names, from HTTP Basic or `client_id`, before any check. */
-export function namedClientId(
-  form: URLSearchParams,
-  authorization: string | null,
-): string | undefined {
-  if (authorization && /^basic /i.test(authorization)) {
-    return decodeBasic(authorization.slice(6).trim())?.id;
-  }
-  return form.get("client_id") ?? undefined;
-}
-
 function decodeBasic(encoded: string): { id: string; secret: string } | undefined {
   try {
     const text = atob(encoded);
@@ -150,45 +139,78 @@ async function respond(
   };
 }
 
-async function authorizationCodeGrant(
-  form: URLSearchParams,
+function codeReplayed(): OAuthError {
+  return new OAuthError(
+    "invalid_grant",
+    "the authorization code was already used; the tokens issued for it are revoked",
+  );
+}
+
+/** The code's own checks (RFC 6749 §4.1.3, RFC 7636 §4.6); the refusal, or undefined. */
+async function codeProblem(
+  record: CodeRecord,
   client: ClientRecord,
-  deps: TokenDeps,
-): Promise<TokenResponse> {
-  const code = required(form, "code");
-  const redirectUri = required(form, "redirect_uri");
-  const verifier = required(form, "code_verifier");
-  const redemption = await deps.grants.redeemCode(code);
-  if (!redemption.ok) {
-    throw new OAuthError(
-      "invalid_grant",
-      redemption.reason === "replayed"
-        ? "the authorization code was already used; the tokens issued for it are revoked"
-        : redemption.reason === "expired"
-        ? "the authorization code has expired; start the authorization again"
-        : "the authorization code is not valid",
-    );
-  }
-  const { record, familyId } = redemption;
+  redirectUri: string,
+  verifier: string,
+): Promise<OAuthError | undefined> {
   if (record.clientId !== client.clientId) {
-    await deps.grants.revokeFamily(familyId);
-    throw new OAuthError("invalid_grant", "the authorization code was issued to another client");
+    return new OAuthError("invalid_grant", "the authorization code was issued to another client");
   }
   if (record.redirectUri !== redirectUri) {
-    await deps.grants.revokeFamily(familyId);
-    throw new OAuthError(
+    return new OAuthError(
       "invalid_grant",
       "redirect_uri differs from the one in the authorization request",
     );
   }
   if (!(await verifyS256(verifier, record.codeChallenge))) {
+    return new OAuthError(
+      "invalid_grant",
+      "the code_verifier does not match the code_challenge",
+    );
+  }
+  return undefined;
+}
+
+async function authorizationCodeGrant(
+  form: URLSearchParams,
+  client: ClientRecord,
+  deps: TokenDeps,
+  admit: Admit,
+): Promise<TokenResponse> {
+  const code = required(form, "code");
+  const redirectUri = required(form, "redirect_uri");
+  const verifier = required(form, "code_verifier");
+  if (client.tokenEndpointAuthMethod === "none") {
+    // The code and its verifier are what prove a public client; checked here on a look that
+    // uses nothing up, so a client over its limit keeps its code. A request that does not
+    // prove itself is not charged to the client: it fails below, with the code used up.
+    const pending = await deps.grants.peekCode(code);
+    if (pending && !(await codeProblem(pending, client, redirectUri, verifier))) {
+      await admit(client);
+    }
+  }
+  const redemption = await deps.grants.redeemCode(code);
+  if (!redemption.ok) {
+    if (redemption.reason === "replayed") throw codeReplayed();
+    throw new OAuthError(
+      "invalid_grant",
+      redemption.reason === "expired"
+        ? "the authorization code has expired; start the authorization again"
+        : "the authorization code is not valid",
+    );
+  }
+  const { record, familyId } = redemption;
+  const problem = await codeProblem(record, client, redirectUri, verifier);
+  if (problem) {
     await deps.grants.revokeFamily(familyId);
-    throw new OAuthError("invalid_grant", "the code_verifier does not match the code_challenge");
+    throw problem;
   }
   const audience = narrowAudience(form, record.audience, deps);
-  const refreshToken = client.grantTypes.includes("refresh_token")
-    ? await deps.grants.issueRefresh(familyId, record)
-    : undefined;
+  let refreshToken: string | undefined;
+  if (client.grantTypes.includes("refresh_token")) {
+    refreshToken = await deps.grants.issueRefresh(familyId, record);
+    if (refreshToken === undefined) throw codeReplayed();
+  }
   return await respond(deps, client, familyId, record, audience, refreshToken);
 }
 
@@ -196,6 +218,7 @@ async function refreshTokenGrant(
   form: URLSearchParams,
   client: ClientRecord,
   deps: TokenDeps,
+  admit: Admit,
 ): Promise<TokenResponse> {
   if (!client.grantTypes.includes("refresh_token")) {
     throw new OAuthError(
@@ -219,26 +242,37 @@ async function refreshTokenGrant(
   if (record.clientId !== client.clientId) {
     throw new OAuthError("invalid_grant", "the refresh token was issued to another client");
   }
+  if (client.tokenEndpointAuthMethod === "none") await admit(client);
   const refusal = deps.checkAccess(record.identity);
   if (refusal) {
     await deps.grants.revokeFamily(familyId);
     throw new OAuthError("invalid_grant", `access was withdrawn: ${refusal}`);
   }
   const audience = narrowAudience(form, record.audience, deps);
-  const next = await deps.grants.rotateRefresh(token, record);
-  if (next === undefined) {
+  const rotation = await deps.grants.rotateRefresh(token, record);
+  if (!rotation.ok) {
     throw new OAuthError(
       "invalid_grant",
-      "the refresh token was already used; every token of this grant is revoked",
+      rotation.reason === "replayed"
+        ? "the refresh token was already used; every token of this grant is revoked"
+        : "the refresh token was already used or revoked; every token of this grant is revoked",
     );
   }
-  return await respond(deps, client, familyId, record, audience, next);
+  return await respond(deps, client, familyId, record, audience, rotation.token);
 }
+
+/**
+ * Called once a request is proven to come from `client`, before anything is used up: a
+ * confidential client by its secret, a public client (whose id anyone can send) by its code and
+ * verifier or its refresh token. Throws to refuse the request; the caller's per-client limit.
+ */
+export type Admit = (client: ClientRecord) => void | Promise<void>;
 
 export async function handleTokenRequest(
   form: URLSearchParams,
   authorization: string | null,
   deps: TokenDeps,
+  admit: Admit,
 ): Promise<TokenResponse> {
   const grantType = required(form, "grant_type");
   if (grantType !== "authorization_code" && grantType !== "refresh_token") {
@@ -250,7 +284,8 @@ export async function handleTokenRequest(
     );
   }
   const client = await authenticateClient(form, authorization, deps.clients);
+  if (client.tokenEndpointAuthMethod !== "none") await admit(client);
   return grantType === "authorization_code"
-    ? await authorizationCodeGrant(form, client, deps)
-    : await refreshTokenGrant(form, client, deps);
+    ? await authorizationCodeGrant(form, client, deps, admit)
+    : await refreshTokenGrant(form, client, deps, admit);
 }

@@ -3,7 +3,7 @@
  * one file see "database is locked" now and then, so every commit is retried a bounded number
  * of times with a short random back-off.
  */
-import type { Store, StoreKey, StoreWrite } from "./store.ts";
+import type { Store, StoreCheck, StoreEntry, StoreKey, StoreWrite } from "./store.ts";
 
 const COMMIT_ATTEMPTS = 8;
 
@@ -22,6 +22,11 @@ class KvStore implements Store {
   async get<T>(key: StoreKey): Promise<T | undefined> {
     const entry = await retryLocked(() => this.kv.get<T>(key as Deno.KvKey));
     return entry.value ?? undefined;
+  }
+
+  async getEntry<T>(key: StoreKey): Promise<StoreEntry<T>> {
+    const entry = await retryLocked(() => this.kv.get<T>(key as Deno.KvKey));
+    return { key, value: entry.value ?? undefined, version: entry.versionstamp };
   }
 
   async set<T>(key: StoreKey, value: T, expiresAt?: number): Promise<void> {
@@ -59,6 +64,24 @@ class KvStore implements Store {
       if (result.ok) return entry.value;
     }
     return undefined;
+  }
+
+  async commitIfUnchanged(
+    checks: StoreCheck[],
+    changes: { writes?: StoreWrite[]; deletes?: StoreKey[] },
+  ): Promise<boolean> {
+    const result = await retryLocked(() => {
+      const operation = this.kv.atomic();
+      for (const check of checks) {
+        operation.check({ key: check.key as Deno.KvKey, versionstamp: check.version });
+      }
+      for (const key of changes.deletes ?? []) operation.delete(key as Deno.KvKey);
+      for (const write of changes.writes ?? []) {
+        operation.set(write.key as Deno.KvKey, write.value, expiry(write.expiresAt));
+      }
+      return operation.commit();
+    });
+    return result.ok;
   }
 
   async delete(key: StoreKey): Promise<void> {

@@ -57,3 +57,78 @@ Deno.test("KvStore.consumeAndWrite() writes only for the one caller that consume
     store.close();
   }
 });
+
+Deno.test("KvStore.commitIfUnchanged() commits only while every key read is unchanged", async () => {
+  const dir = await Deno.makeTempDir();
+  for (const path of [":memory:", `${dir}/one.kv`]) {
+    const store = await openKvStore(path);
+    try {
+      await store.set(["family", "f"], { revoked: false });
+      await store.set(["refresh", "old"], "f");
+      const family = await store.getEntry<{ revoked: boolean }>(["family", "f"]);
+      const old = await store.getEntry<string>(["refresh", "old"]);
+      const absent = await store.getEntry(["refresh", "new"]);
+      assert.deepEqual(family.value, { revoked: false });
+      assert.equal(absent.value, undefined);
+      assert.equal(absent.version, null);
+
+      // Someone writes the family after it was read: nothing of the commit happens.
+      await store.set(["family", "f"], { revoked: true });
+      const refused = await store.commitIfUnchanged([old, family, absent], {
+        deletes: [["refresh", "old"]],
+        writes: [{ key: ["family", "f"], value: { revoked: false } }, {
+          key: ["refresh", "new"],
+          value: "f",
+        }],
+      });
+      assert.equal(refused, false, path);
+      assert.deepEqual(await store.get(["family", "f"]), { revoked: true }, path);
+      assert.equal(await store.get(["refresh", "old"]), "f", path);
+      assert.equal(await store.get(["refresh", "new"]), undefined, path);
+
+      // Read again, unchanged since: deletes and writes happen together.
+      const again = await store.getEntry(["family", "f"]);
+      assert.equal(
+        await store.commitIfUnchanged([old, again, absent], {
+          deletes: [["refresh", "old"]],
+          writes: [{ key: ["refresh", "new"], value: "f" }],
+        }),
+        true,
+        path,
+      );
+      assert.equal(await store.get(["refresh", "old"]), undefined, path);
+      assert.equal(await store.get(["refresh", "new"]), "f", path);
+      // An absent key checked as absent fails once it exists.
+      assert.equal(await store.commitIfUnchanged([absent], { writes: [] }), false, path);
+    } finally {
+      store.close();
+    }
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("KvStore.commitIfUnchanged() lets one writer of many, on two handles of one file, commit on the same read", async () => {
+  const dir = await Deno.makeTempDir();
+  const first = await openKvStore(`${dir}/one.kv`);
+  const second = await openKvStore(`${dir}/one.kv`);
+  try {
+    await first.set(["family", "f"], "live");
+    const results = await Promise.all(
+      [first, second].flatMap((store, i) =>
+        Array.from({ length: 5 }, async (_, j) => {
+          const entry = await store.getEntry<string>(["family", "f"]);
+          if (entry.value !== "live") return false;
+          return await store.commitIfUnchanged([entry], {
+            writes: [{ key: ["family", "f"], value: `written by ${i}.${j}` }],
+          });
+        })
+      ),
+    );
+    assert.equal(results.filter(Boolean).length, 1, "exactly one writer saw its read hold");
+    assert.match((await second.get<string>(["family", "f"]))!, /^written by /);
+  } finally {
+    first.close();
+    second.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

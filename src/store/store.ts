@@ -9,8 +9,26 @@ export interface StoreWrite {
   expiresAt?: number;
 }
 
+/**
+ * A key as it was read: its value and an opaque version that changes on every write. `version`
+ * is null (and `value` undefined) when the key held nothing.
+ */
+export interface StoreEntry<T> {
+  key: StoreKey;
+  value: T | undefined;
+  version: string | null;
+}
+
+/** A condition of `commitIfUnchanged`: `key` still holds `version` (null: is still absent). */
+export interface StoreCheck {
+  key: StoreKey;
+  version: string | null;
+}
+
 export interface Store {
   get<T>(key: StoreKey): Promise<T | undefined>;
+  /** Reads a key with its version, for a later `commitIfUnchanged`. */
+  getEntry<T>(key: StoreKey): Promise<StoreEntry<T>>;
   /** Writes only if the key is absent; returns the value now stored (the winner's). */
   setIfAbsent<T>(key: StoreKey, value: T): Promise<T>;
   /** Writes a value; with `expiresAt` the storage may drop it some time after that instant. */
@@ -22,6 +40,15 @@ export interface Store {
    * nothing is written and the result is undefined. Rotation of one-time items uses this.
    */
   consumeAndWrite<T>(key: StoreKey, writes: StoreWrite[]): Promise<T | undefined>;
+  /**
+   * Atomically, all or nothing: when every key in `checks` still holds the version it was read
+   * at, deletes `deletes`, writes `writes` and returns true; when any changed, changes nothing
+   * and returns false. A decision made on several records commits only if none moved since.
+   */
+  commitIfUnchanged(
+    checks: StoreCheck[],
+    changes: { writes?: StoreWrite[]; deletes?: StoreKey[] },
+  ): Promise<boolean>;
   delete(key: StoreKey): Promise<void>;
   close(): void;
 }

@@ -43,7 +43,7 @@ baseUrl: http://127.0.0.1:{{PORT}}
 secret: ${TEST_MASTER_SECRET}
 limits: { sessionsPerUser: 100, maxSessions: 300, sessionIdleTimeout: 30s, requestTimeout: 2s, maxMessageBytes: 1MiB }
 # The fuzzer must reach past the limits; tests/rate_limit_test.ts covers them.
-rateLimits: { mcpPerUser: off, mcpPerClient: off, oauthPerAddress: off, tokenPerClient: off, registerPerAddress: off }
+rateLimits: { mcpPerUser: off, mcpPerClient: off, oauthPerAddress: off, tokenPerClient: off, tokenFailuresPerAddress: off, registerPerAddress: off }
 audit: { arguments: true }
 servers:
   open:
