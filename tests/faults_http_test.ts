@@ -190,3 +190,61 @@ servers:
     await doomed.stop();
   }
 });
+
+Deno.test("HTTP backend answers past limits.maxMessageBytes fail their call with the limit's name, and memory stays bounded", async (t) => {
+  const backend = await startBadBackend();
+  const gw = await startGateway(`
+limits: { requestTimeout: 10s, maxMessageBytes: 1MiB }
+servers:
+  http: { transport: streamable-http, url: "${backend.url}/mcp", public: true }
+  sse: { transport: sse, url: "${backend.url}/sse", public: true }
+`);
+  const TOO_LARGE = /the backend's answer is larger than limits\.maxMessageBytes \(1 MiB\)/;
+  // What the backend got to send of a 64 MiB answer before the gateway stopped reading it:
+  // the limit, plus what the sockets between them hold.
+  const sent = async () =>
+    ((await (await fetch(`${backend.url}/stats`)).json()) as { sent: number }).sent;
+  try {
+    await t.step(
+      "Streamable HTTP: a huge JSON body, SSE event or gzip bomb fails its call; the session goes on",
+      async () => {
+        const client = await connectClient(gw.url, "http", "streamable");
+        try {
+          for (const tool of ["huge-json", "huge-event", "gzip-bomb"]) {
+            const failed = await call(client, tool);
+            assert.equal(failed.ok, false, tool);
+            assert.match(failed.text, TOO_LARGE, tool);
+            if (tool === "gzip-bomb") assert.match(failed.text, /once decompressed/);
+            else {assert.ok(
+                (await sent()) < 32 * 1024 * 1024,
+                `${tool}: read no further than needed`,
+              );}
+            const after = await call(client, "ok");
+            assert.deepEqual([after.ok, after.text], [true, "answered ok"], `after ${tool}`);
+          }
+        } finally {
+          await end(client);
+        }
+      },
+    );
+
+    await t.step("legacy SSE: a huge event ends the session, which says so", async () => {
+      const client = await connectClient(gw.url, "sse", "streamable");
+      try {
+        const failed = await call(client, "huge-event", { bytes: 8 * 1024 * 1024 });
+        assert.equal(failed.ok, false);
+        assert.match(
+          failed.text,
+          /the backend sent an event larger than limits\.maxMessageBytes \(1 MiB\); a legacy SSE backend's session is its one event stream, so the session ends/,
+        );
+        const after = await call(client, "ok");
+        assert.equal(after.ok, false, "the session has ended");
+      } finally {
+        await end(client);
+      }
+    });
+  } finally {
+    await gw.close();
+    await backend.stop();
+  }
+});

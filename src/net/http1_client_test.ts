@@ -1,83 +1,8 @@
 import assert from "node:assert/strict";
 import { Http1Client } from "./http1_client.ts";
 import { refusedPort } from "../../tests/fixtures/ports.ts";
+import { json, rawServer, write } from "../../tests/fixtures/raw_http_server.ts";
 import { waitUntil } from "../../tests/fixtures/waits.ts";
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/**
- * A TCP server written byte by byte, so each test decides exactly what the wire carries.
- * `answer` gets each request's head and body and the socket, and writes what it likes.
- */
-function rawServer(
-  answer: (
-    request: { head: string; body: string; index: number },
-    conn: Deno.Conn,
-  ) => Promise<void>,
-) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const connections: Deno.Conn[] = [];
-  let requests = 0;
-  const accepted = (async () => {
-    for await (const conn of listener) {
-      connections.push(conn);
-      void (async () => {
-        let pending = new Uint8Array(0);
-        const buffer = new Uint8Array(65536);
-        try {
-          for (;;) {
-            const n = await conn.read(buffer);
-            if (n === null) return;
-            const joined = new Uint8Array(pending.length + n);
-            joined.set(pending);
-            joined.set(buffer.subarray(0, n), pending.length);
-            pending = joined;
-            let end: number;
-            // Requests are split by their declared length in bytes, as a server would.
-            while ((end = decoder.decode(pending).indexOf("\r\n\r\n")) >= 0) {
-              const headBytes = encoder.encode(decoder.decode(pending).slice(0, end)).length;
-              const head = decoder.decode(pending.subarray(0, headBytes));
-              const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-              if (pending.length < headBytes + 4 + length) break;
-              const body = decoder.decode(pending.subarray(headBytes + 4, headBytes + 4 + length));
-              pending = pending.slice(headBytes + 4 + length);
-              await answer({ head, body, index: requests++ }, conn);
-            }
-          }
-        } catch { /* the client went away */ }
-      })();
-    }
-  })();
-  const port = (listener.addr as Deno.NetAddr).port;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    get connections() {
-      return connections.length;
-    },
-    get requests() {
-      return requests;
-    },
-    async close() {
-      listener.close();
-      for (const conn of connections) {
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      }
-      await accepted.catch(() => {});
-    },
-  };
-}
-
-const write = (conn: Deno.Conn, text: string | Uint8Array) =>
-  conn.write(typeof text === "string" ? encoder.encode(text) : text);
-
-function json(body: string, extra = ""): string {
-  return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${
-    encoder.encode(body).length
-  }\r\n${extra}\r\n${body}`;
-}
 
 Deno.test("Http1Client.fetch() reuses one connection for answers with a length, and sends what fetch sends", async () => {
   const heads: string[] = [];
@@ -160,27 +85,53 @@ Deno.test("Http1Client.fetch() drops an idle connection the server closed and co
   }
 });
 
-Deno.test("Http1Client.fetch() sends a request again once when a reused connection dies before answering", async () => {
+Deno.test("Http1Client.fetch() does not send a POST again when a reused connection dies after it was written", async () => {
+  // Byte-exact: the server reads the second POST in full, runs it (counts it), and closes the
+  // connection without a word, as a backend that crashed mid-call or timed out would.
+  const server = rawServer(async ({ index }, conn) => {
+    if (index === 1) return conn.close();
+    await write(conn, json(`{"n":${index}}`));
+  });
+  const client = new Http1Client();
+  try {
+    const first = await client.fetch(server.url, { method: "POST", body: "1" });
+    assert.deepEqual(await first.json(), { n: 0 });
+    await assert.rejects(
+      client.fetch(server.url, { method: "POST", body: "2" }),
+      (error: Error) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(
+          error.message,
+          /^the backend closed the connection before answering; the request was not retried because it may have been processed \(127\.0\.0\.1:\d+\)$/,
+        );
+        return true;
+      },
+    );
+    assert.equal(server.requests, 2, "the second POST ran once, not twice");
+    assert.equal(server.connections, 1, "no second connection was opened to send it again");
+    // The next call gets a new connection and goes through.
+    const third = await client.fetch(server.url, { method: "POST", body: "3" });
+    assert.deepEqual(await third.json(), { n: 2 });
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("Http1Client.fetch() sends an idempotent request again once when a reused connection dies before answering", async () => {
   const server = rawServer(async ({ index }, conn) => {
     if (index === 1) return conn.close(); // read the request, answered nothing
     await write(conn, json(`{"n":${index}}`));
   });
   const client = new Http1Client();
   try {
-    assert.deepEqual(await (await client.fetch(server.url, { method: "POST", body: "1" })).json(), {
-      n: 0,
-    });
-    assert.deepEqual(await (await client.fetch(server.url, { method: "POST", body: "2" })).json(), {
-      n: 2,
-    });
+    assert.deepEqual(await (await client.fetch(server.url)).json(), { n: 0 });
+    assert.deepEqual(await (await client.fetch(server.url, { method: "GET" })).json(), { n: 2 });
     assert.equal(server.requests, 3);
     // On a fresh connection there is no second try: the error reaches the caller.
     const fresh = new Http1Client();
     const dying = rawServer((_, conn) => Promise.resolve(conn.close()));
-    await assert.rejects(
-      fresh.fetch(dying.url, { method: "POST", body: "x" }),
-      /closed the connection before answering/,
-    );
+    await assert.rejects(fresh.fetch(dying.url), /closed the connection before answering \(/);
     assert.equal(dying.requests, 1);
     fresh.close();
     await dying.close();

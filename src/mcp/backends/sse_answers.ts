@@ -17,41 +17,66 @@ interface SseEvent {
   data: string;
 }
 
-/** Splits SSE text into events as it arrives (WHATWG HTML §9.2.6, without `retry`/`id` use). */
+/**
+ * Splits SSE text into events as it arrives (WHATWG HTML §9.2.6, without `retry`/`id` use).
+ * Linear in its input: a line that arrives in many chunks is kept in pieces and joined once,
+ * and each chunk is searched for line ends only from where the last search stopped.
+ */
 export class SseEventReader {
-  #pending = "";
+  /** The line not yet ended, in the pieces it came in. */
+  #pieces: string[] = [];
   #data: string[] = [];
   #event = "";
+  /** The last chunk ended with CR: an LF first in the next one ends no second line. */
+  #afterCR = false;
 
   push(text: string): SseEvent[] {
-    this.#pending += text;
     const events: SseEvent[] = [];
-    let newline: number;
-    while ((newline = this.#pending.search(/\r\n|\r|\n/)) >= 0) {
-      const line = this.#pending.slice(0, newline);
-      const width = this.#pending.startsWith("\r\n", newline) ? 2 : 1;
-      // A lone \r at the end may be the first half of \r\n: wait for the next chunk.
-      if (width === 1 && this.#pending[newline] === "\r" && newline === this.#pending.length - 1) {
-        break;
-      }
-      this.#pending = this.#pending.slice(newline + width);
-      if (line === "") {
-        // No data (a priming event, say): nothing is dispatched.
-        const data = this.#data.join("\n");
-        if (data !== "") events.push({ event: this.#event, data });
-        this.#data = [];
-        this.#event = "";
-        continue;
-      }
-      if (line.startsWith(":")) continue;
-      const colon = line.indexOf(":");
-      const field = colon < 0 ? line : line.slice(0, colon);
-      let value = colon < 0 ? "" : line.slice(colon + 1);
-      if (value.startsWith(" ")) value = value.slice(1);
-      if (field === "data") this.#data.push(value);
-      else if (field === "event") this.#event = value;
+    let start = 0;
+    if (this.#afterCR) {
+      this.#afterCR = false;
+      if (text.startsWith("\n")) start = 1;
     }
+    let nextLF = -2;
+    let nextCR = -2;
+    while (start < text.length) {
+      if (nextLF !== -1 && nextLF < start) nextLF = text.indexOf("\n", start);
+      if (nextCR !== -1 && nextCR < start) nextCR = text.indexOf("\r", start);
+      const eol = nextLF < 0 ? nextCR : nextCR < 0 ? nextLF : Math.min(nextLF, nextCR);
+      if (eol < 0) break;
+      let line = text.slice(start, eol);
+      if (this.#pieces.length) {
+        this.#pieces.push(line);
+        line = this.#pieces.join("");
+        this.#pieces = [];
+      }
+      this.#line(line, events);
+      start = eol + 1;
+      if (text[eol] === "\r") {
+        if (start === text.length) this.#afterCR = true;
+        else if (text[start] === "\n") start++;
+      }
+    }
+    if (start < text.length) this.#pieces.push(text.slice(start));
     return events;
+  }
+
+  #line(line: string, events: SseEvent[]): void {
+    if (line === "") {
+      // No data (a priming event, say): nothing is dispatched.
+      const data = this.#data.join("\n");
+      if (data !== "") events.push({ event: this.#event, data });
+      this.#data = [];
+      this.#event = "";
+      return;
+    }
+    if (line.startsWith(":")) return;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") this.#data.push(value);
+    else if (field === "event") this.#event = value;
   }
 }
 
@@ -61,8 +86,15 @@ function isResponse(message: unknown): boolean {
   return m.jsonrpc === "2.0" && "id" in m && !("method" in m) && ("result" in m || "error" in m);
 }
 
-/** Wraps `fetch` so that a POST's SSE answer holding only the response becomes a JSON answer. */
-export function sseAnswersAsJson(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
+/**
+ * Wraps `fetch` so that a POST's SSE answer holding only the response becomes a JSON answer.
+ * What is read before the response is held for the transport in case the stream must be handed
+ * over; past `maxHeldBytes` of it (comments, events that are not messages) it is handed over.
+ */
+export function sseAnswersAsJson(
+  fetch: typeof globalThis.fetch,
+  maxHeldBytes = 1024 * 1024,
+): typeof globalThis.fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
     const type = response.headers.get("content-type") ?? "";
@@ -75,10 +107,12 @@ export function sseAnswersAsJson(fetch: typeof globalThis.fetch): typeof globalT
     const reader = response.body.getReader();
     const events = new SseEventReader();
     const seen: Uint8Array[] = [];
+    let held = 0;
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return replay(response, seen, reader);
       seen.push(value);
+      held += value.length;
       for (const event of events.push(decoder.decode(value, { stream: true }))) {
         if (event.event !== "" && event.event !== "message") continue;
         let message: unknown;
@@ -95,6 +129,7 @@ export function sseAnswersAsJson(fetch: typeof globalThis.fetch): typeof globalT
         headers.delete("content-length");
         return new Response(event.data, { status: 200, statusText: response.statusText, headers });
       }
+      if (held > maxHeldBytes) return replay(response, seen, reader);
     }
   };
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sleep, within } from "../../../tests/fixtures/waits.ts";
 import { sseAnswersAsJson, SseEventReader } from "./sse_answers.ts";
 
 const encoder = new TextEncoder();
@@ -57,6 +58,21 @@ Deno.test("sseAnswersAsJson() leaves GETs, JSON answers, errors and non-JSON dat
   assert.equal(await garbage.text(), "data: {not json\n\n");
 });
 
+Deno.test("sseAnswersAsJson() hands a stream over once it has held maxHeldBytes without a message", async () => {
+  // Comments for ever and no message: before, every byte was held while waiting for one.
+  const comments = Array.from({ length: 100 }, () => `: ${"x".repeat(100)}\n\n`);
+  const fetch = sseAnswersAsJson(
+    () => Promise.resolve(sseAnswer(comments, { end: false })),
+    1024,
+  );
+  const answer = await within("the stream to be handed over", fetch("http://backend/mcp", post));
+  assert.equal(answer.headers.get("content-type"), "text/event-stream");
+  const reader = answer.body!.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  assert.equal(first, comments[0], "what was held comes first, as it came");
+  await reader.cancel();
+});
+
 Deno.test("SseEventReader splits events across chunks and line endings, skipping comments and empty data", () => {
   const reader = new SseEventReader();
   assert.deepEqual(reader.push(": keep-alive\r\n\r\nevent: message\r\ndata: a"), []);
@@ -65,4 +81,21 @@ Deno.test("SseEventReader splits events across chunks and line endings, skipping
     { event: "message", data: "abc\ndef" },
     { event: "other", data: "x" },
   ]);
+});
+
+Deno.test("SseEventReader.push() reads one 8 MiB event arriving in 64-byte chunks in linear time", async () => {
+  // Appending each chunk to what is pending and searching it all again from the start (the
+  // quadratic way) would scan about 512 GiB here: the test would not end within the watchdog's
+  // limit. It yields now and then so that the watchdog can fail it by name.
+  const size = 8 * 1024 * 1024;
+  const chunk = "x".repeat(64);
+  const reader = new SseEventReader();
+  assert.deepEqual(reader.push("event: message\ndata: "), []);
+  for (let sent = 0; sent < size; sent += chunk.length) {
+    assert.deepEqual(reader.push(chunk), []);
+    if (sent % (64 * 1024) === 0) await sleep(0);
+  }
+  const events = reader.push("\n\n");
+  assert.equal(events.length, 1);
+  assert.equal(events[0].data.length, size);
 });
