@@ -27,6 +27,9 @@ export type {
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/shared/transport"
 export type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
-export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+export {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/sse"
 export { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";

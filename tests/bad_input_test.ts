@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
+import type { SessionId } from "../src/core/ids.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "bad-input-token-123456";
@@ -226,20 +228,69 @@ Deno.test("JSON responses when the client accepts only JSON; payloads pass uncha
   });
 });
 
-Deno.test("sessions over limits.sessionsPerUser get 429 with Retry-After; ending one frees a place", async () => {
-  await withGateway(async (_gw, url) => {
+Deno.test("sessions over limits.sessionsPerUser get 429 with Retry-After only while every one is busy; ending one frees a place", async () => {
+  await withGateway(async (gw, url) => {
     const first = await openSession(url, auth);
-    await openSession(url, auth);
-    const third = await post(url, INIT, mcpHeaders(auth));
-    assert.equal(third.status, 429);
-    assert.equal(third.headers.get("retry-after"), "60");
-    assert.equal((third.json as { error: string }).error, "too_many_sessions");
+    const second = await openSession(url, auth);
+    // Both busy: each holds an open GET stream.
+    const streams = await Promise.all([first, second].map((session) =>
+      fetch(url, {
+        headers: { ...auth, accept: "text/event-stream", "mcp-session-id": session },
+      })
+    ));
+    try {
+      assert.deepEqual(streams.map((stream) => stream.status), [200, 200]);
+      const third = await post(url, INIT, mcpHeaders(auth));
+      assert.equal(third.status, 429);
+      assert.equal(third.headers.get("retry-after"), "60");
+      assert.equal((third.json as { error: string }).error, "too_many_sessions");
+      assert.match(
+        (third.json as { error_description: string }).error_description,
+        /limit 2, limits\.sessionsPerUser.*each has a request in flight or a stream open/,
+      );
+    } finally {
+      await Promise.all(streams.map((stream) => stream.body?.cancel()));
+    }
+    await waitUntil(
+      "both streams to be let go",
+      () =>
+        [first, second].every((id) => gw.gateway.sessions.get(id as SessionId)?.openStreams === 0),
+    );
     const ended = await fetch(url, {
       method: "DELETE",
       headers: mcpHeaders({ ...auth, "mcp-session-id": first }),
     });
     await ended.body?.cancel();
-    assert.equal((await post(url, INIT, mcpHeaders(auth))).status, 200);
+    assert.equal(ended.status, 204);
+    const fourth = await post(url, INIT, mcpHeaders(auth));
+    assert.equal(fourth.status, 200);
+    // The DELETE made the place: the other session was not ended for it.
+    const list = { jsonrpc: "2.0", id: 2, method: "tools/list" };
+    const stillThere = await post(url, list, mcpHeaders({ ...auth, "mcp-session-id": second }));
+    assert.equal(stillThere.status, 200, stillThere.text);
+  }, "{ sessionsPerUser: 2 }");
+});
+
+Deno.test("at limits.sessionsPerUser a new session ends the person's least recently used idle one", async () => {
+  await withGateway(async (gw, url) => {
+    const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
+    const headers = (session: string) => mcpHeaders({ ...auth, "mcp-session-id": session });
+    const older = await openSession(url, auth);
+    const newer = await openSession(url, auth);
+    // The older one is used after the newer one: the newer one is now the least recently used.
+    assert.equal((await post(url, list(2), headers(older))).status, 200);
+    // Neither session sent a DELETE (the SDK's close() and mcp-remote send none).
+    const third = await post(url, INIT, mcpHeaders(auth));
+    assert.equal(third.status, 200, third.text);
+    const gone = await post(url, list(3), headers(newer));
+    assert.equal(gone.status, 404, gone.text);
+    assert.match(gone.text, /Session not found/);
+    assert.equal((await post(url, list(4), headers(older))).status, 200);
+    assert.equal(gw.gateway.sessions.size, 2);
+    assert.ok(
+      gw.logs.some((line) => line.includes('"session ended to make room"')),
+      "the log says why the session ended",
+    );
   }, "{ sessionsPerUser: 2 }");
 });
 

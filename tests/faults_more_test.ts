@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { startGateway } from "./fixtures/gateway.ts";
 import { refusedPort } from "./fixtures/ports.ts";
-import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
-import { waitUntil } from "./fixtures/waits.ts";
+import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { waitUntil, within } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -18,6 +18,24 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** This test process's live (not zombie) children running bad_backend.ts in `mode`. */
+function backendsRunning(mode: string): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const [, state, parent] = /\) (\S) (\d+) /.exec(stat) ?? [];
+      if (Number(parent) !== Deno.pid || state === "Z") continue;
+      const args = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      if (args.some((arg) => arg.endsWith("bad_backend.ts")) && args.includes(mode)) {
+        pids.push(Number(entry.name));
+      }
+    } catch { /* exited meanwhile */ }
+  }
+  return pids;
 }
 
 const bad = (mode: string) => `
@@ -65,14 +83,21 @@ servers:
     return { call, pid: Number(name.slice(4)) };
   };
   try {
-    await t.step("a stdio backend that exits at start", async () => {
+    await t.step("a stdio backend that exits at start: 502 and no session", async () => {
       const before = gw.gateway.sessions.size;
       const init = await post(`${gw.url}/exits/mcp`, INIT);
-      assert.match(
-        init.text,
-        /"code":-32000,"message":"backend process exited with code 1 before answering initialize"/,
-      );
-      await waitUntil("the failed sessions to be gone", () => gw.gateway.sessions.size === before);
+      assert.equal(init.status, 502, init.text);
+      assert.deepEqual(init.json, {
+        jsonrpc: "2.0",
+        id: 1,
+        error: {
+          code: -32000,
+          message:
+            'The backend "exits" could not start: backend process exited with code 1 before answering initialize',
+        },
+      });
+      assert.equal(init.headers.get("mcp-session-id"), null);
+      assert.equal(gw.gateway.sessions.size, before);
     });
     await t.step(
       "half a line, then silence: the request times out within its limit",
@@ -96,30 +121,28 @@ servers:
       },
     );
     await t.step(
-      "HTTP backends that refuse or reset connections: initialize fails at once, no session stays",
+      "HTTP backends that refuse or reset connections: initialize gets 502 naming why, and no session",
       async () => {
         const before = gw.gateway.sessions.size;
         for (const server of ["refused", "reset"]) {
-          // "could not reach", not the 10 s timeout: the failure was seen at once.
-          const init = await post(`${gw.url}/${server}/mcp`, INIT);
-          assert.match(
-            init.text,
-            /"error":\{"code":-32000,"message":"could not reach the backend: /,
-          );
-          const session = init.headers.get("mcp-session-id");
-          if (session) {
-            const after = await post(
-              `${gw.url}/${server}/mcp`,
-              { jsonrpc: "2.0", id: 2, method: "ping" },
-              mcpHeaders({ "mcp-session-id": session }),
+          for (const accept of ["application/json, text/event-stream", "application/json"]) {
+            const where = `${server}, Accept: ${accept}`;
+            const init = await post(`${gw.url}/${server}/mcp`, INIT, mcpHeaders({ accept }));
+            assert.equal(init.status, 502, `${where}: ${init.text}`);
+            assert.equal(init.headers.get("content-type"), "application/json", where);
+            const answer = init.json as { id: number; error: { code: number; message: string } };
+            assert.equal(answer.id, 1, where);
+            assert.equal(answer.error.code, -32000, where);
+            // "could not reach", not the 10 s timeout: the failure was seen at once.
+            assert.match(
+              answer.error.message,
+              new RegExp(`^The backend "${server}" could not start: could not reach the backend: `),
+              where,
             );
-            assert.equal(after.status, 404);
+            assert.equal(init.headers.get("mcp-session-id"), null, where);
+            assert.equal(gw.gateway.sessions.size, before, where);
           }
         }
-        await waitUntil(
-          "the failed sessions to be gone",
-          () => gw.gateway.sessions.size === before,
-        );
       },
     );
     await t.step("the gateway keeps serving", async () => {
@@ -134,5 +157,102 @@ servers:
     await gw.close();
     resetter.close();
     await resetting.catch(() => {});
+  }
+});
+
+Deno.test("a stdio backend that ignores SIGTERM holds its session's place until SIGKILL: never more processes than limits.sessionsPerUser", async () => {
+  const limit = 2;
+  const rounds = 8;
+  // The kill grace is the shutdown grace, at most 2 s: 1 s here.
+  const gw = await startGateway(`
+shutdownGrace: 1s
+limits: { sessionsPerUser: ${limit}, requestTimeout: 10s }
+servers:
+  stubborn: ${bad("ignore-sigterm")}
+`);
+  const url = `${gw.url}/stubborn/mcp`;
+  let most = 0;
+  const count = () => most = Math.max(most, backendsRunning("ignore-sigterm").length);
+  const deletes: Promise<number>[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const session = await openSession(url);
+      count();
+      // The client does not wait for its DELETE before it opens the next session.
+      deletes.push(
+        fetch(url, { method: "DELETE", headers: mcpHeaders({ "mcp-session-id": session }) })
+          .then(async (response) => {
+            await response.body?.cancel();
+            return response.status;
+          }),
+      );
+      count();
+    }
+    const statuses = await within("every DELETE to be answered", Promise.all(deletes));
+    // 404 when the next initialize got there first and ended the session to make room.
+    assert.ok(statuses.every((status) => status === 204 || status === 404), String(statuses));
+    count();
+    assert.ok(
+      most <= limit,
+      `${most} backend processes ran at once for one person with limits.sessionsPerUser ${limit}`,
+    );
+    await waitUntil(
+      "every backend process to be killed",
+      () => backendsRunning("ignore-sigterm").length === 0,
+    );
+    assert.equal(gw.gateway.sessions.placesHeld, 0);
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("a backend that never answers initialize: 502 naming the timeout, and no session", async () => {
+  // `sleep` reads nothing and writes nothing: initialize waits out limits.requestTimeout, longer
+  // than the second after which an answer would otherwise turn into an SSE stream.
+  const gw = await startGateway(`
+limits: { requestTimeout: 2s }
+servers:
+  silent: { transport: stdio, command: sleep, args: ["600"], public: true }
+`);
+  try {
+    const init = await post(`${gw.url}/silent/mcp`, INIT);
+    assert.equal(init.status, 502, init.text);
+    assert.deepEqual(init.json, {
+      jsonrpc: "2.0",
+      id: 1,
+      error: {
+        code: -32000,
+        message:
+          'The backend "silent" could not start: the backend did not answer initialize within 2s (limits.requestTimeout)',
+      },
+    });
+    assert.equal(init.headers.get("mcp-session-id"), null);
+    assert.equal(gw.gateway.sessions.size, 0);
+    await waitUntil(
+      "the backend process to be stopped",
+      () => gw.gateway.sessions.placesHeld === 0,
+    );
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("a backend that refuses initialize: its error passes on as it wrote it, with no session id", async () => {
+  const gw = await startGateway(`
+servers:
+  refuses: ${bad("refuse-init")}
+`);
+  try {
+    const init = await post(`${gw.url}/refuses/mcp`, INIT);
+    assert.equal(init.status, 200, init.text);
+    assert.deepEqual(init.json, {
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: -32602, message: "this server speaks no version the client offers" },
+    });
+    assert.equal(init.headers.get("mcp-session-id"), null);
+    assert.equal(gw.gateway.sessions.size, 0);
+  } finally {
+    await gw.close();
   }
 });

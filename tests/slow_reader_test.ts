@@ -141,6 +141,12 @@ servers:
         await waitUntil("the stream to be cut", () => cuts(gw, "stdio") === 1);
         assert.ok(gw.logs.some((l) => l.includes("client read its stream too slowly")));
         await bystanderIsServed(url);
+        // Resume once the backend is done, so what comes back is only the replay log (on a
+        // loaded machine the flood may still be running, and its live events would count too).
+        await waitUntil(
+          "the flooding call to be answered by the backend",
+          () => gw.gateway.sessions.get(session as never)?.pendingCount === 0,
+        );
 
         const resumed = await fetch(url, {
           headers: mcpHeaders({

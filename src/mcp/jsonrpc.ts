@@ -75,6 +75,34 @@ export function classify(value: unknown): Classified | undefined {
   return undefined;
 }
 
+/**
+ * Why `classify` refused a parsed JSON value, as the end of one sentence ("… is not valid
+ * JSON-RPC 2.0: its "id" must be a string or a number"). Checks in the order `classify` does.
+ */
+export function whyNotJsonRpc(value: unknown): string {
+  if (Array.isArray(value)) return "it is an array (a batch); write one message per line";
+  if (typeof value !== "object" || value === null) return "it is not a JSON object";
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== "2.0") return 'its "jsonrpc" must be "2.0"';
+  if ("method" in m && typeof m.method !== "string") return 'its "method" must be a string';
+  if (typeof m.method === "string") {
+    if (!isParams(m.params)) return 'its "params" must be an object or an array';
+    return 'its "id" must be a string or a number';
+  }
+  if (!("id" in m)) return 'it has neither a "method" nor an "id"';
+  if (!isId(m.id)) return 'its "id" must be a string or a number';
+  if (("result" in m) === ("error" in m)) {
+    return 'a response must have "result" or "error", not both or neither';
+  }
+  return 'its "error" must be an object with a numeric "code" and a string "message"';
+}
+
+/** The answer to a request whose id another request of the same session still waits under. */
+export function idInFlightMessage(id: RequestId): string {
+  const shown = JSON.stringify(id);
+  return `a request with id ${shown} is already in flight in this session; use a new id`;
+}
+
 export function idKey(id: RequestId): string {
   return typeof id === "number" ? `n${id}` : `s${id}`;
 }

@@ -12,10 +12,13 @@ import type { JSONRPCMessage } from "../sdk.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
 import { type Deadline, deadlines } from "../core/deadlines.ts";
 import type { Backend } from "./backends/connect.ts";
+import { AnswerTooLargeError } from "./backends/bounded_answers.ts";
+import { BackendProcessEnded } from "./backends/stdio.ts";
 import { credentialRpcError, supportsUrlElicitation } from "./credential_errors.ts";
 import {
   classify,
   errorResponse,
+  idInFlightMessage,
   idKey,
   type RequestId,
   RpcErrorCode,
@@ -101,6 +104,11 @@ export class Session {
     return this.#pending.size;
   }
 
+  /** True while a client request with this id waits for its answer. */
+  isInFlight(id: RequestId): boolean {
+    return this.#pending.has(idKey(id));
+  }
+
   get channel(): ClientChannel | undefined {
     return this.#channel;
   }
@@ -143,11 +151,7 @@ export class Session {
   async #request(request: RpcRequest): Promise<void> {
     const key = idKey(request.id);
     if (this.#pending.has(key)) {
-      return this.#reply(
-        request.id,
-        RpcErrorCode.invalidRequest,
-        `request id ${JSON.stringify(request.id)} is already in use by a request in flight`,
-      );
+      return this.#reply(request.id, RpcErrorCode.invalidRequest, idInFlightMessage(request.id));
     }
     if (request.method === "initialize") {
       this.clientCapabilities = (request.params?.capabilities as Record<string, unknown>) ?? {};
@@ -176,7 +180,9 @@ export class Session {
         );
       } else {
         this.#finish(pending, "error", RpcErrorCode.backendError);
-        this.#reply(request.id, RpcErrorCode.backendError, describeSendFailure(error));
+        const why = describeSendFailure(error, request.method);
+        if (request.method === "initialize") this.#initializeFailure = why;
+        this.#reply(request.id, RpcErrorCode.backendError, why);
       }
       // A session whose initialize failed is of no use to anyone: end it now.
       if (request.method === "initialize") void this.close("the backend could not be initialized");
@@ -189,11 +195,10 @@ export class Session {
       const pending = this.#settle(id);
       if (!pending) return;
       this.#finish(pending, "timeout");
-      this.#reply(
-        id,
-        RpcErrorCode.requestTimeout,
-        `the backend did not answer ${method} within ${timeoutMs / 1000}s (limits.requestTimeout)`,
-      );
+      const limit = `${timeoutMs / 1000}s (limits.requestTimeout)`;
+      const message = `the backend did not answer ${method} within ${limit}`;
+      if (method === "initialize") this.#initializeFailure = message;
+      this.#reply(id, RpcErrorCode.requestTimeout, message);
       this.#send(
         {
           jsonrpc: "2.0",
@@ -201,6 +206,8 @@ export class Session {
           params: { requestId: id, reason: "request timed out at the gateway" },
         } as JSONRPCMessage,
       ).catch(() => {});
+      // A backend that never got through initialize leaves a session nobody can use.
+      if (method === "initialize") void this.close(message);
     });
   }
 
@@ -318,6 +325,14 @@ export class Session {
   #lastError?: string;
 
   #backendError(error: Error): void {
+    // Ending the session aborts the backend's streams, and they report that here: not an error.
+    if (this.#closed) return;
+    if (this.#options.backend.sessionGone?.(error)) {
+      this.#backendSessionGone = true;
+      this.#options.logger.info("the backend ended the session", { error: error.message });
+      void this.close("the backend ended the session");
+      return;
+    }
     // HTTP client transports report recoverable hiccups here too (a stream reconnecting);
     // only stdio errors are fatal, and the stdio backend closes itself after reporting.
     this.#options.logger.warn("backend error", { error: error.message });
@@ -345,6 +360,30 @@ export class Session {
 
   #released = false;
 
+  /**
+   * Why the gateway itself could not get the backend through `initialize` (unreachable, exited,
+   * timed out): the client is told the backend could not start, and gets no session.
+   */
+  get initializeFailure(): string | undefined {
+    return this.#initializeFailure;
+  }
+
+  #initializeFailure?: string;
+
+  /** The backend said the session it held is gone (HTTP 404): the client must start anew. */
+  get backendSessionGone(): boolean {
+    return this.#backendSessionGone;
+  }
+
+  #backendSessionGone = false;
+
+  /** Settles once the session has ended and its backend has stopped (a child has exited). */
+  get stopped(): Promise<void> {
+    return this.#stopped.promise;
+  }
+
+  readonly #stopped = Promise.withResolvers<void>();
+
   /** The backend's session id, when another replica could continue this session. */
   get sharedBackendSessionId(): string | undefined {
     return this.#options.backend.sharedSessionId?.();
@@ -356,6 +395,9 @@ export class Session {
     const why = reason;
     for (const pending of [...this.#pending.values()]) {
       this.#finish(this.#settle(pending.id), "session_ended");
+      if (pending.method === "initialize") {
+        this.#initializeFailure ??= `${why} before answering initialize`;
+      }
       this.#reply(
         pending.id,
         RpcErrorCode.backendError,
@@ -364,13 +406,21 @@ export class Session {
     }
     this.#channel?.ended(why);
     for (const listener of this.#closeListeners) listener(this);
-    await stopBackend();
+    try {
+      await stopBackend();
+    } finally {
+      this.#stopped.resolve();
+    }
   }
 }
 
 /** Why a request could not be handed to the backend, in words that point at the cause. */
-function describeSendFailure(error: unknown): string {
+function describeSendFailure(error: unknown, method: string): string {
   const message = error instanceof Error ? error.message : String(error);
+  // Said as when the process ends while a request waits, whichever the backend showed first.
+  if (error instanceof BackendProcessEnded) return `${message} before answering ${method}`;
   if (error instanceof SyntaxError) return `the backend's answer is not valid JSON: ${message}`;
+  // The backend was reached; its answer was refused (limits.maxMessageBytes).
+  if (error instanceof AnswerTooLargeError) return message;
   return `could not reach the backend: ${message}`;
 }

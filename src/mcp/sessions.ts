@@ -1,6 +1,7 @@
 /**
  * The registry of live client sessions: creation under the configured limits, lookup, idle
- * reaping and shutdown. Sessions of one user count against that user's limit.
+ * reaping and shutdown. Sessions of one user count against that user's limit until their
+ * backend has stopped (session_slots.ts).
  */
 import type { Limits, ServerConfig } from "../config/types.ts";
 import type { SessionId } from "../core/ids.ts";
@@ -11,15 +12,14 @@ import type { Logger } from "../observability/logger.ts";
 import type { Backend, BackendOptions, ResumeBackend } from "./backends/connect.ts";
 import type { PlaceholderValues } from "./backends/placeholders.ts";
 import { Session } from "./session.ts";
+import { SessionLimitError, SessionSlots, type Slot } from "./session_slots.ts";
 import {
   OWNERSHIP_CHECK_MS,
   type SessionDirectory,
   type SharedSessionRecord,
 } from "./shared_sessions.ts";
 
-export class SessionLimitError extends Error {
-  readonly code = "too_many_sessions";
-}
+export { SessionLimitError };
 
 export interface SessionRegistryOptions {
   limits: Limits;
@@ -46,13 +46,23 @@ export interface SessionRegistryOptions {
 
 export class SessionRegistry {
   readonly #sessions = new Map<SessionId, Session>();
-  readonly #perUser = new Map<string, number>();
+  readonly #slots: SessionSlots;
   readonly #adopting = new Map<SessionId, Promise<Session | undefined>>();
+  /** Sessions ended here whose tombstone is still being written: not to be continued. */
+  readonly #ending = new Map<SessionId, Promise<void>>();
   readonly #reaping = new Set<Session>();
   readonly #reaper: ReturnType<typeof setInterval>;
   #closing = false;
 
   constructor(private options: SessionRegistryOptions) {
+    this.#slots = new SessionSlots(
+      () => this.options.limits,
+      (session, user) =>
+        this.options.logger.info("session ended to make room", {
+          session: (session as Session).id,
+          user,
+        }),
+    );
     const idle = options.limits.sessionIdleTimeoutMs;
     this.#reaper = setInterval(() => this.reapIdle(), Math.max(250, Math.min(idle / 4, 30_000)));
     Deno.unrefTimer(this.#reaper);
@@ -60,6 +70,11 @@ export class SessionRegistry {
 
   get size(): number {
     return this.#sessions.size;
+  }
+
+  /** Places under the limits held now: open sessions, and ended ones whose backend still runs. */
+  get placesHeld(): number {
+    return this.#slots.total;
   }
 
   /**
@@ -92,12 +107,15 @@ export class SessionRegistry {
     return this.#sessions.get(id);
   }
 
-  /** Opens a session and starts its backend; throws `SessionLimitError` over a limit. */
+  /**
+   * Opens a session and starts its backend; at the person's limit their least recently used
+   * idle session ends to make room. Throws `SessionLimitError` when none can.
+   */
   async open(server: ServerConfig, principal: Principal): Promise<Session> {
-    this.#checkLimits(principal);
+    const slot = await this.#reserve(principal);
     const prefix = this.options.replica.prefix;
     const id = `${prefix ? `${prefix}.` : ""}${randomHex(16)}` as SessionId;
-    const session = await this.#start(id, server, principal);
+    const session = await this.#start(id, server, principal, slot);
     this.options.logger.info("session opened", {
       session: id,
       server: server.name,
@@ -111,7 +129,10 @@ export class SessionRegistry {
    * and belongs to this caller; undefined otherwise (the client then starts a new one).
    */
   async adopt(id: SessionId, server: ServerConfig, principal: Principal) {
-    if (!this.options.directory || server.transport !== "streamable-http" || this.#closing) {
+    if (
+      !this.options.directory || server.transport !== "streamable-http" || this.#closing ||
+      this.#ending.has(id)
+    ) {
       return undefined;
     }
     let adopting = this.#adopting.get(id);
@@ -138,15 +159,25 @@ export class SessionRegistry {
       !record || record.server !== server.name || record.principal.id !== principal.id ||
       record.expiresAt <= now
     ) return undefined;
+    let slot: Slot;
     try {
-      this.#checkLimits(principal);
-    } catch {
-      return undefined;
+      slot = await this.#reserve(principal);
+    } catch (error) {
+      if (error instanceof SessionLimitError) return undefined;
+      throw error;
     }
-    const session = await this.#start(id, server, principal, record);
+    const session = await this.#start(id, server, principal, slot, record);
     session.protocolVersion = record.protocolVersion;
     session.clientCapabilities = record.clientCapabilities;
-    await this.#publish(session, record);
+    // Conditional: a session ended (anywhere) since the record was read stays ended.
+    const published = await this.#publish(session, "renew", record).catch((error) => {
+      void session.release("its record could not be renewed");
+      throw error;
+    });
+    if (!published) {
+      void session.release("the session was ended meanwhile");
+      return undefined;
+    }
     this.options.logger.info("session continued from another replica", {
       session: id,
       server: server.name,
@@ -167,11 +198,12 @@ export class SessionRegistry {
     if (now - session.ownershipCheckedAt < OWNERSHIP_CHECK_MS) return;
     session.ownershipCheckedAt = now;
     void (async () => {
+      const ended = "the session was ended on another replica";
       const record = await directory.find(session.id);
-      if (!record) return await session.release("the session was ended on another replica");
+      if (!record) return await session.release(ended);
       const ttl = this.#recordTtl();
       if (record.owner !== this.options.replica.owner || record.expiresAt - now < ttl / 2) {
-        await this.#publish(session, record);
+        if (!await this.#publish(session, "renew", record)) await session.release(ended);
       }
     })().catch((error) =>
       this.options.logger.warn("could not check a shared session", { session: session.id, error })
@@ -182,8 +214,15 @@ export class SessionRegistry {
     return this.options.limits.sessionIdleTimeoutMs + 2 * OWNERSHIP_CHECK_MS;
   }
 
-  /** Writes the session's shared record with this replica as its owner. */
-  async #publish(session: Session, base?: SharedSessionRecord): Promise<void> {
+  /**
+   * Writes the session's shared record with this replica as its owner: `create` for a new
+   * session, `renew` only over a live record. False when the session was ended meanwhile.
+   */
+  async #publish(
+    session: Session,
+    mode: "create" | "renew",
+    base?: SharedSessionRecord,
+  ): Promise<boolean> {
     const now = this.options.now();
     const record: SharedSessionRecord = {
       server: session.server.name,
@@ -194,48 +233,70 @@ export class SessionRegistry {
       owner: this.options.replica.owner,
       expiresAt: now + this.#recordTtl(),
     };
-    await this.options.directory!.save(session.id, record);
+    const written = await this.options.directory!.save(session.id, record, mode);
+    if (!written) return false;
     session.sharedRecord = true;
     session.ownershipCheckedAt = now;
+    // Ended while the record was being written: the end's tombstone may have come first.
+    if (session.closed && !session.released) await this.#tombstone(session.id);
+    return true;
   }
 
-  #checkLimits(principal: Principal): void {
-    const { limits } = this.options;
+  /** A place for a new session of this person (session_slots.ts). */
+  async #reserve(principal: Principal): Promise<Slot> {
     if (this.#closing) throw new SessionLimitError("the gateway is shutting down");
-    const held = this.#perUser.get(principal.id) ?? 0;
-    if (held >= limits.sessionsPerUser) {
-      throw new SessionLimitError(
-        `too many open sessions for this user (limit ${limits.sessionsPerUser}, limits.sessionsPerUser): ` +
-          "end one with DELETE, or wait for idle ones to expire",
-      );
+    const slot = await this.#slots.reserve(principal.id);
+    if (this.#closing) {
+      this.#slots.free(slot);
+      throw new SessionLimitError("the gateway is shutting down");
     }
-    if (this.#sessions.size >= limits.maxSessions) {
-      throw new SessionLimitError(
-        `the gateway holds its maximum of ${limits.maxSessions} sessions (limits.maxSessions); try again later`,
-      );
-    }
+    return slot;
   }
 
-  /** Connects the backend (or continues `record`'s backend session) and registers the session. */
-  async #start(
-    id: SessionId,
+  /** The backend connection for a session (continuing `record`'s backend session if given). */
+  #connect(
     server: ServerConfig,
     principal: Principal,
+    logger: Logger,
     record?: SharedSessionRecord,
-  ): Promise<Session> {
-    const { limits, logger } = this.options;
-    const sessionLogger = logger.child({ session: id, server: server.name });
+  ): Backend | Promise<Backend> {
     const backendOptions: BackendOptions = {
-      maxMessageBytes: limits.maxMessageBytes,
+      maxMessageBytes: this.options.limits.maxMessageBytes,
       killGraceMs: this.options.killGraceMs,
-      logger: sessionLogger,
+      logger,
     };
-    const backend = await this.options.connect(
+    return this.options.connect(
       server,
       { "user.id": principal.id, "user.email": principal.email },
       backendOptions,
       record && { sessionId: record.backendSessionId, protocolVersion: record.protocolVersion },
     );
+  }
+
+  #sessionLogger(id: SessionId, server: ServerConfig): Logger {
+    return this.options.logger.child({ session: id, server: server.name });
+  }
+
+  /**
+   * Connects the backend (or continues `record`'s backend session) and registers the session,
+   * which holds `slot` until its backend has stopped.
+   */
+  async #start(
+    id: SessionId,
+    server: ServerConfig,
+    principal: Principal,
+    slot: Slot,
+    record?: SharedSessionRecord,
+  ): Promise<Session> {
+    const { limits } = this.options;
+    const sessionLogger = this.#sessionLogger(id, server);
+    let backend: Backend;
+    try {
+      backend = await this.#connect(server, principal, sessionLogger, record);
+    } catch (error) {
+      this.#slots.free(slot); // no session holds the place yet
+      throw error;
+    }
     const shareable = this.options.directory && server.transport === "streamable-http";
     const session = new Session({
       id,
@@ -250,13 +311,15 @@ export class SessionRegistry {
       // request to another replica, which must find the record there.
       onInitialized: shareable
         ? (initialized) =>
-          this.#publish(initialized).catch((error) =>
-            sessionLogger.warn("could not share the session with other replicas", { error })
+          this.#publish(initialized, "create").then(
+            () => {},
+            (error) =>
+              sessionLogger.warn("could not share the session with other replicas", { error }),
           )
         : undefined,
     });
     this.#sessions.set(id, session);
-    this.#perUser.set(principal.id, (this.#perUser.get(principal.id) ?? 0) + 1);
+    this.#slots.hold(slot, session);
     session.onClose(() => this.#forget(session));
     try {
       await session.start();
@@ -267,22 +330,61 @@ export class SessionRegistry {
     return session;
   }
 
+  /** The session no longer answers here; its place stays taken until its backend stops. */
   #forget(session: Session): void {
     if (this.#sessions.get(session.id) !== session) return;
     this.#sessions.delete(session.id);
-    const held = (this.#perUser.get(session.principal.id) ?? 1) - 1;
-    if (held > 0) this.#perUser.set(session.principal.id, held);
-    else this.#perUser.delete(session.principal.id);
     if (session.sharedRecord && !session.released) {
       // Ended for good (by the client, the backend, idleness or shutdown): nobody continues it.
-      this.options.directory?.remove(session.id).catch((error) =>
-        this.options.logger.warn("could not remove a shared session", { error })
-      );
+      const ending = this.#tombstone(session.id).finally(() => this.#ending.delete(session.id));
+      this.#ending.set(session.id, ending);
     }
     this.options.logger.info("session closed", {
       session: session.id,
       server: session.server.name,
     });
+  }
+
+  #tombstone(id: SessionId): Promise<void> {
+    return this.options.directory!.end(id, this.options.now() + this.#recordTtl()).catch((error) =>
+      this.options.logger.warn("could not mark a shared session as ended", { session: id, error })
+    );
+  }
+
+  /**
+   * Ends a session for good at its client's request. Resolves once no replica can continue it
+   * (its tombstone is stored) and its backend has stopped (the backend session ended, the child
+   * exited), so that what the client does next cannot find it.
+   */
+  async end(session: Session, reason: string): Promise<void> {
+    const stopped = session.close(reason);
+    await Promise.all([stopped, this.#ending.get(session.id)]);
+  }
+
+  /**
+   * Ends the caller's shared session `id` that this replica does not hold: a tombstone, then the
+   * backend session (so a replica still holding a copy finds it gone at its next request).
+   * False when there is no such session of this caller.
+   */
+  async endShared(id: SessionId, server: ServerConfig, principal: Principal): Promise<boolean> {
+    const directory = this.options.directory;
+    if (!directory || server.transport !== "streamable-http") return false;
+    const record = await directory.find(id);
+    if (!record || record.server !== server.name || record.principal.id !== principal.id) {
+      return false;
+    }
+    await directory.end(id, this.options.now() + this.#recordTtl());
+    try {
+      const logger = this.#sessionLogger(id, server);
+      const backend = await this.#connect(server, principal, logger, record);
+      await backend.transport.start();
+      await backend.close();
+    } catch (error) {
+      // The session is ended here all the same; the backend's own idle timeout ends its part.
+      this.options.logger.warn("could not end the backend session", { session: id, error });
+    }
+    this.options.logger.info("session closed", { session: id, server: server.name });
+    return true;
   }
 
   /** Ends sessions with nothing in flight, no open stream, and no activity for the idle limit. */

@@ -1,13 +1,15 @@
 /**
  * A stdio backend: one child process speaking newline-delimited JSON-RPC, implementing the
  * SDK's `Transport` so sessions treat every backend alike. Output that is not JSON-RPC ends
- * the connection with an error naming what arrived: a backend that breaks the protocol
- * cannot be trusted with the rest of the session.
+ * the connection with an error saying what was wrong with it: a backend that breaks the
+ * protocol cannot be trusted with the rest of the session.
  */
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
-import { classify } from "../jsonrpc.ts";
+import { classify, whyNotJsonRpc } from "../jsonrpc.ts";
 import type { Logger } from "../../observability/logger.ts";
+import type { SecretMask } from "../../observability/mask.ts";
 import { readLines } from "./lines.ts";
+import { describeSchemaDump } from "./schema_dump.ts";
 import { spawn, type SpawnSpec } from "./spawner.ts";
 
 export interface StdioOptions {
@@ -15,7 +17,10 @@ export interface StdioOptions {
   maxMessageBytes: number;
   /** How long a child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /** With `mask`, a `maskingLogger`: stderr lines and quoted output are logged through it. */
   logger: Logger;
+  /** The child's secrets (its person's token, configured ones): masked in its errors. */
+  mask?: SecretMask;
 }
 
 export class StdioBackend implements Transport {
@@ -47,7 +52,7 @@ export class StdioBackend implements Transport {
       const reason = error instanceof Deno.errors.NotFound
         ? `command not found: ${spec.command}`
         : `could not start ${spec.command}: ${(error as Error).message}`;
-      return Promise.reject(new Error(reason));
+      return Promise.reject(new Error(this.options.mask?.mask(reason) ?? reason));
     }
     const child = this.#child;
     this.#writer = child.stdin.getWriter();
@@ -92,7 +97,7 @@ export class StdioBackend implements Transport {
         await this.#writer.write(this.#encoder.encode(text));
         batch.resolve();
       } catch {
-        batch.reject(new Error("backend process closed its input"));
+        batch.reject(await this.#pipeClosed("backend process closed its input"));
       }
     }
     this.#writing = false;
@@ -130,7 +135,7 @@ export class StdioBackend implements Transport {
 
   #fail(error: Error): void {
     if (this.#closed) return;
-    this.onerror?.(error);
+    this.onerror?.(this.options.mask?.maskError(error) ?? error);
     void this.close();
   }
 
@@ -142,29 +147,64 @@ export class StdioBackend implements Transport {
         try {
           parsed = JSON.parse(line);
         } catch {
+          // Masked before it is cut, so that no piece of a secret is left at the cut.
+          const shown = this.options.mask?.mask(line) ?? line;
           return this.#fail(
-            new Error(`backend wrote invalid JSON-RPC: ${JSON.stringify(line.slice(0, 120))}`),
+            new Error(`backend wrote invalid JSON-RPC: ${JSON.stringify(shown.slice(0, 120))}`),
           );
         }
-        if (!classify(parsed)) {
+        const classified = classify(parsed);
+        if (!classified) {
+          // The reason goes to the client; the line itself (its start) only to the log.
+          const reason = whyNotJsonRpc(parsed);
+          this.options.logger.warn("backend wrote a message that is not valid JSON-RPC 2.0", {
+            reason,
+            line: this.#excerpt(line),
+          });
           return this.#fail(
-            new Error(`backend wrote a message that is not JSON-RPC 2.0: ${line.slice(0, 120)}`),
+            new Error(`the backend wrote a message that is not valid JSON-RPC 2.0: ${reason}`),
           );
+        }
+        if (classified.kind === "response" && classified.message.error) {
+          this.#summarizeSchemaDump(classified.message.error, line);
         }
         this.onmessage?.(parsed as JSONRPCMessage);
       }
     } catch (error) {
       return this.#fail(new Error(`backend output rejected: ${(error as Error).message}`));
     }
-    // Output usually ends because the process exited: give its status a moment to arrive so
-    // the error names the exit code rather than the closed pipe.
+    this.#fail(await this.#pipeClosed("backend process closed its output"));
+  }
+
+  /**
+   * A pipe to the child usually closes because the process exited: give its status a moment to
+   * arrive, so the error names the exit code rather than the pipe (under load the two can be
+   * seconds apart).
+   */
+  async #pipeClosed(otherwise: string): Promise<BackendProcessEnded> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const status = await Promise.race([
       this.#exited!,
       new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), 2_000)),
     ]);
     clearTimeout(timer);
-    this.#fail(new Error(status ? describeExit(status) : "backend process closed its output"));
+    return new BackendProcessEnded(status ? describeExit(status) : otherwise);
+  }
+
+  /** Replaces a schema library's issue dump in an error answer by one sentence. */
+  #summarizeSchemaDump(error: { message: string }, line: string): void {
+    const sentence = describeSchemaDump(error.message);
+    if (sentence === undefined) return;
+    this.options.logger.debug("backend answered with a schema validation dump", {
+      sentence,
+      line: this.#excerpt(line),
+    });
+    error.message = sentence;
+  }
+
+  /** The start of a line of output, for the log; masked before it is cut, like errors. */
+  #excerpt(line: string): string {
+    return (this.options.mask?.mask(line) ?? line).slice(0, 120);
   }
 
   async #pumpStderr(stderr: ReadableStream<Uint8Array>): Promise<void> {
@@ -177,6 +217,9 @@ export class StdioBackend implements Transport {
     }
   }
 }
+
+/** The child is gone (exited, killed, or its pipes closed): said the same way however it shows. */
+export class BackendProcessEnded extends Error {}
 
 function describeExit(status: Deno.CommandStatus): string {
   return status.signal

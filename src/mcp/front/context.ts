@@ -106,9 +106,64 @@ export async function openSessionOrAnswer(
       return jsonResponse(errorResponse(requestId, body.code, body.message, body.data), 200);
     }
     ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
-    const message = `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`;
-    return requestId === undefined
-      ? httpError(502, "backend_unavailable", message)
-      : rpcError(502, RpcErrorCode.backendError, message, requestId);
+    return couldNotStart(ctx, (error as Error).message, requestId);
   }
+}
+
+/** 502: the backend could not start, and why (a JSON-RPC error carrying `requestId` if any). */
+function couldNotStart(ctx: FrontContext, why: string, requestId?: RequestId): Response {
+  const message = `The backend "${ctx.server.name}" could not start: ${why}`;
+  return requestId === undefined
+    ? httpError(502, "backend_unavailable", message)
+    : rpcError(502, RpcErrorCode.backendError, message, requestId);
+}
+
+/**
+ * The answer to `initialize` as the session left it. A session whose backend the gateway could
+ * not get through initialize (unreachable, exited, silent) is not handed out: 502 with a
+ * JSON-RPC error naming the failure, as when a stdio backend cannot start at all, and no
+ * session id. A session that ended otherwise (the backend refused, its error passed on as it
+ * wrote it) gets its answer without a session id either.
+ */
+export async function initializeAnswer(
+  ctx: FrontContext,
+  session: Session,
+  requestId: RequestId,
+  answer: Response | Promise<Response>,
+): Promise<Response> {
+  const response = await answer;
+  const failure = session.initializeFailure;
+  if (failure !== undefined) {
+    void session.close(failure);
+    await response.body?.cancel();
+    ctx.logger.warn("backend failed to start", { server: ctx.server.name, error: failure });
+    return couldNotStart(ctx, failure, requestId);
+  }
+  if (!session.closed) return response;
+  const headers = new Headers(response.headers);
+  headers.delete("mcp-session-id");
+  return new Response(response.body, { status: response.status, headers });
+}
+
+/**
+ * Ends the caller's session named by `rawId` for good, whether this replica holds it or only
+ * shared storage does; false when the caller has no such session. Resolves once nothing can
+ * continue it.
+ */
+export async function endOwnSession(
+  ctx: FrontContext,
+  rawId: string,
+  reason: string,
+): Promise<boolean> {
+  const local = findOwnSession(ctx, rawId);
+  if (local) {
+    await ctx.sessions.end(local, reason);
+    return true;
+  }
+  const id = parseSessionId(rawId);
+  if (!id || ctx.sessions.get(id)) return false;
+  return await ctx.sessions.endShared(id, ctx.server, ctx.principal).catch((error) => {
+    ctx.logger.warn("could not end a session another replica holds", { session: id, error });
+    return false;
+  });
 }

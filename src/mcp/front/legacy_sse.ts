@@ -9,7 +9,7 @@ import { RpcErrorCode } from "../jsonrpc.ts";
 import type { ClientChannel } from "../session.ts";
 import { findOwnSession, type FrontContext, holdStream, openSessionOrAnswer } from "./context.ts";
 import { BodyTooLargeError, httpError, readBodyLimited, rpcError } from "./http_util.ts";
-import { parseClientMessage } from "./parse.ts";
+import { initializeParamsProblem, parseClientMessage } from "./parse.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 
 class LegacyChannel implements ClientChannel {
@@ -73,6 +73,14 @@ export async function handleLegacyMessage(request: Request, ctx: FrontContext): 
   }
   const parsed = parseClientMessage(text);
   if (parsed instanceof Response) return parsed;
+  if (parsed.kind === "request" && parsed.message.method === "initialize") {
+    const problem = initializeParamsProblem(parsed.message.params);
+    if (problem) {
+      // The stream's backend has not been initialized and never will be: end the session.
+      void session.close(problem);
+      return rpcError(400, RpcErrorCode.invalidParams, problem, parsed.message.id);
+    }
+  }
   void session.fromClient(parsed.message as JSONRPCMessage);
   return new Response("Accepted", { status: 202 });
 }

@@ -26,3 +26,36 @@ export function parseClientMessage(text: string): Classified | Response {
   }
   return classified;
 }
+
+/**
+ * What is missing or wrong in an `initialize` request's params, as the JSON-RPC error message
+ * to answer with; undefined when they have what a session needs. The gateway checks this itself
+ * before it starts a backend: a backend's own refusal would leave a session that can never be
+ * used, and SDK servers phrase it as a schema library's dump.
+ */
+export function initializeParamsProblem(params: unknown): string | undefined {
+  if (!isObject(params)) {
+    return "initialize needs params: an object with protocolVersion, capabilities and clientInfo";
+  }
+  if (typeof params.protocolVersion !== "string") {
+    return 'initialize needs params.protocolVersion (a string such as "2025-11-25")';
+  }
+  if (!isObject(params.capabilities)) {
+    return "initialize needs params.capabilities (an object, {} when the client offers none)";
+  }
+  const { clientInfo } = params;
+  if (!isObject(clientInfo)) {
+    return "initialize needs params.clientInfo (an object with the client's name and version)";
+  }
+  if (typeof clientInfo.name !== "string") {
+    return "initialize needs params.clientInfo.name (a string naming the client)";
+  }
+  if (typeof clientInfo.version !== "string") {
+    return 'initialize needs params.clientInfo.version (a string such as "1.0.0")';
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

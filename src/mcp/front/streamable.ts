@@ -3,13 +3,15 @@
  * messages and answers requests with SSE or JSON, GET opens the standalone stream or resumes
  * one by `Last-Event-ID`, DELETE ends the session.
  */
-import { RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
+import { idInFlightMessage, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import {
+  endOwnSession,
   findOrAdoptSession,
   type FrontContext,
   holdStream,
+  initializeAnswer,
   openSessionOrAnswer,
 } from "./context.ts";
 import {
@@ -21,7 +23,7 @@ import {
   readBodyLimited,
   rpcError,
 } from "./http_util.ts";
-import { parseClientMessage } from "./parse.ts";
+import { initializeParamsProblem, parseClientMessage } from "./parse.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import { StreamableChannel } from "./streamable_channel.ts";
 
@@ -83,10 +85,17 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
     await session.fromClient(parsed.message as JSONRPCMessage);
     return new Response(null, { status: 202 });
   }
-  return answer(session, parsed.message, request, ctx);
+  const answered = await answer(session, parsed.message, request, ctx);
+  // The backend no longer knows the session (ended through another replica, say): 404, so the
+  // client starts a new one as the spec has it.
+  if (!session.backendSessionGone) return answered;
+  await answered.body?.cancel();
+  return sessionNotFound(parsed.message.id);
 }
 
 async function initialize(message: RpcRequest, request: Request, ctx: FrontContext) {
+  const problem = initializeParamsProblem(message.params);
+  if (problem) return rpcError(400, RpcErrorCode.invalidParams, problem, message.id);
   const session = await openSessionOrAnswer(
     ctx,
     message.id,
@@ -95,7 +104,7 @@ async function initialize(message: RpcRequest, request: Request, ctx: FrontConte
   if (session instanceof Response) return session;
 
   attachChannel(ctx)(session);
-  return answer(session, message, request, ctx);
+  return await initializeAnswer(ctx, session, message.id, answer(session, message, request, ctx));
 }
 
 function attachChannel(ctx: FrontContext) {
@@ -110,12 +119,21 @@ function answer(
 ): Response | Promise<Response> {
   const channel = session.channel as StreamableChannel;
   const headers = { [SESSION_HEADER]: session.id };
+  // Answers are routed by request id: a second request under the id of one still in flight
+  // would take over the first one's route and leave it unanswered, so it is refused here,
+  // before it gets a route (the session's own check comes too late for that).
+  if (session.isInFlight(message.id)) {
+    return rpcError(400, RpcErrorCode.invalidRequest, idInFlightMessage(message.id), message.id);
+  }
   if (!accepts(request.headers.get("accept") ?? "*/*", "text/event-stream")) {
     const response = channel.awaitResponse(message.id);
     void session.fromClient(message as JSONRPCMessage);
     return response.then((body) => jsonResponse(body, 200, headers));
   }
-  const first = channel.answerFirst(message.id, session.protocolVersion >= PRIMING_SINCE);
+  // The answer to initialize waits for the backend's: a session id goes out only with a backend
+  // that has accepted (the request's timeout bounds the wait).
+  const window = message.method === "initialize" ? Infinity : undefined;
+  const first = channel.answerFirst(message.id, session.protocolVersion >= PRIMING_SINCE, window);
   void session.fromClient(message as JSONRPCMessage);
   return first.then((answer) => {
     if ("json" in answer) return jsonResponse(answer.json, 200, headers);
@@ -167,10 +185,17 @@ export async function handleStreamableDelete(
   request: Request,
   ctx: FrontContext,
 ): Promise<Response> {
-  const session = await sessionOf(request, ctx);
-  if (session instanceof Response) return session;
-  void session.close("the client ended the session");
-  return new Response(null, { status: 204 });
+  const sessionHeader = request.headers.get(SESSION_HEADER);
+  if (!sessionHeader) {
+    return rpcError(
+      400,
+      RpcErrorCode.backendError,
+      "Bad Request: Mcp-Session-Id header is required",
+    );
+  }
+  // Answered once the session can no longer be found or continued on any replica.
+  const ended = await endOwnSession(ctx, sessionHeader, "the client ended the session");
+  return ended ? new Response(null, { status: 204 }) : sessionNotFound(null);
 }
 
 /** The caller's session named by the Mcp-Session-Id header, or the error to answer with. */

@@ -158,13 +158,16 @@ export class StreamableChannel implements ClientChannel {
   /**
    * Waits for the first message for one request (POST accepting both forms): the response
    * itself is answered as JSON; anything else, or nothing within `windowMs`, opens an SSE
-   * stream (primed when `prime`) that carries it and everything after.
+   * stream (primed when `prime`) that carries it and everything after. With an infinite
+   * window only a message other than the response opens the stream.
    */
   answerFirst(id: RequestId, prime: boolean, windowMs = JSON_WINDOW_MS): Promise<FirstAnswer> {
     return new Promise((resolve) => {
       const key = idKey(id);
       const pending = new PendingAnswer(id, prime, resolve);
-      pending.timer = deadlines.add(windowMs, () => this.#promote(key, pending));
+      if (Number.isFinite(windowMs)) {
+        pending.timer = deadlines.add(windowMs, () => this.#promote(key, pending));
+      }
       this.#routes.set(key, pending);
     });
   }
