@@ -47,7 +47,7 @@ import { liveChildren } from "./mcp/backends/spawner.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
-import type { SessionDirectory, SharedSessionRecord } from "./mcp/shared_sessions.ts";
+import { storeSessionDirectory } from "./mcp/shared_sessions.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -109,9 +109,13 @@ export async function createGateway(
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
     audit: callRecorder(config, metrics, deps.auditLogger ?? logger),
     replica: { prefix: config.replicaId, owner: config.replicaId ?? instance },
-    directory: storeSessionDirectory(store),
+    directory: storeSessionDirectory(store, () => clock.now()),
     connect: (server, user, connectOptions, resume) => {
-      const options = { ...connectOptions, fetch: backendClient.fetch };
+      const options = {
+        ...connectOptions,
+        fetch: backendClient.fetch,
+        gatewaySecrets: [master, ...config.previousSecrets],
+      };
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") {
         return connectBackend(server, user, options, tokens, resume);
@@ -286,15 +290,6 @@ function unchangedForSession(
   return server.members.every((member) =>
     sameConfig(before.servers.get(member), after.servers.get(member))
   );
-}
-
-/** Shared session records in the gateway's storage, where every replica sees them. */
-function storeSessionDirectory(store: Store): SessionDirectory {
-  return {
-    find: (id) => store.get<SharedSessionRecord>(KEYS.sharedSession(id)),
-    save: (id, record) => store.set(KEYS.sharedSession(id), record, record.expiresAt),
-    remove: (id) => store.delete(KEYS.sharedSession(id)),
-  };
 }
 
 /** Counts and times every audited call; writes the audit line when the trail is enabled. */

@@ -231,6 +231,44 @@ Deno.test("metadata: RFC 8414 and RFC 9728 documents, their path forms, and clie
   }
 });
 
+Deno.test("metadata: the gateway's base URL has an RFC 9728 document naming the gateway and its authorization server", async () => {
+  const setup = await startOAuthGateway();
+  try {
+    const response = await fetch(`${setup.url}/.well-known/oauth-protected-resource`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("access-control-allow-origin"), "*");
+    assert.deepEqual(await response.json(), {
+      resource: setup.url,
+      authorization_servers: [setup.url],
+      bearer_methods_supported: ["header"],
+      scopes_supported: ["mcp"],
+      resource_name: "Gatehouse",
+    });
+    // The services' own documents are unchanged beside it.
+    const alpha = await (await fetch(`${setup.url}/.well-known/oauth-protected-resource/alpha`))
+      .json();
+    assert.equal(alpha.resource, `${setup.url}/alpha`);
+  } finally {
+    await setup.close();
+  }
+  const based = await startOAuthGateway("", "/gw");
+  try {
+    const origin = new URL(based.url).origin;
+    for (
+      const path of [
+        "/.well-known/oauth-protected-resource/gw",
+        "/gw/.well-known/oauth-protected-resource",
+      ]
+    ) {
+      const prm = await (await fetch(`${origin}${path}`)).json();
+      assert.equal(prm.resource, `${origin}/gw`, path);
+      assert.deepEqual(prm.authorization_servers, [`${origin}/gw`], path);
+    }
+  } finally {
+    await based.close();
+  }
+});
+
 Deno.test("without oauth: the OAuth endpoints answer 404; under a base path, the insertion form", async () => {
   const plain = await startGateway(`
 servers:
@@ -238,7 +276,13 @@ servers:
 `);
   try {
     for (
-      const path of ["/.well-known/oauth-authorization-server", "/register", "/authorize", "/token"]
+      const path of [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource",
+        "/register",
+        "/authorize",
+        "/token",
+      ]
     ) {
       const response = await fetch(`${plain.url}${path}`, {
         method: path === "/register" || path === "/token" ? "POST" : "GET",

@@ -5,7 +5,7 @@
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { ConfigError, type ConfigIssue, type ConfigPath } from "./issues.ts";
 import type { ResolvedConfig } from "./types.ts";
-import { validateConfig } from "./validate.ts";
+import { type Substitution, validateConfig } from "./validate.ts";
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
@@ -39,8 +39,9 @@ export function parseConfigText(text: string, env: EnvLookup, file?: string): Re
   }));
   if (issues.length) throw new ConfigError(issues, file);
 
-  const substituted = substituteEnv(doc.toJS(), [], env, issues);
-  const result = validateConfig(substituted);
+  const substitutions: Substitution[] = [];
+  const substituted = substituteEnv(doc.toJS(), [], env, issues, substitutions);
+  const result = validateConfig(substituted, substitutions);
   issues.push(...result.issues);
   if (issues.length || !result.config) {
     for (const issue of issues) {
@@ -51,17 +52,25 @@ export function parseConfigText(text: string, env: EnvLookup, file?: string): Re
   return result.config;
 }
 
-/** Replaces `${NAME}` and `${NAME:-default}` in every string value (keys stay as written). */
+/**
+ * Replaces `${NAME}` and `${NAME:-default}` in every string value (keys stay as written);
+ * each value taken from the environment is noted in `substitutions`, as a secret to keep out
+ * of logs.
+ */
 function substituteEnv(
   value: unknown,
   path: ConfigPath,
   env: EnvLookup,
   issues: ConfigIssue[],
+  substitutions: Substitution[],
 ): unknown {
   if (typeof value === "string") {
     return value.replace(ENV_REFERENCE, (whole, name: string, fallback?: string) => {
       const found = env(name);
-      if (found !== undefined && found !== "") return found;
+      if (found !== undefined && found !== "") {
+        substitutions.push({ path, value: found });
+        return found;
+      }
       if (fallback !== undefined) return fallback;
       issues.push({
         path,
@@ -72,13 +81,13 @@ function substituteEnv(
     });
   }
   if (Array.isArray(value)) {
-    return value.map((item, i) => substituteEnv(item, [...path, i], env, issues));
+    return value.map((item, i) => substituteEnv(item, [...path, i], env, issues, substitutions));
   }
   if (value && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [
         key,
-        substituteEnv(item, [...path, key], env, issues),
+        substituteEnv(item, [...path, key], env, issues, substitutions),
       ]),
     );
   }

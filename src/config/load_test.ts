@@ -305,6 +305,7 @@ servers:
     mcpPerUser: { count: 20, perMs: 1_000 },
     mcpPerClient: { count: 3000, perMs: 60_000 },
     oauthPerAddress: { count: 300, perMs: 60_000 },
+    tokenFailuresPerAddress: { count: 20, perMs: 60_000 },
     registerPerAddress: { count: 60, perMs: 3_600_000 },
   });
   const error = issuesOf(`rateLimits: { mcpPerUser: fast, registerPerAdress: 1/s }
@@ -349,4 +350,60 @@ servers:
     "must be at least twice limits.maxMessageBytes (2097152 bytes)",
     "raise it, or leave it out to get the smallest that fits",
   ]]);
+});
+
+Deno.test("parseConfigText() resolves forwardRoots (true unless said) and refuses a non-boolean", () => {
+  const config = parseConfigText(
+    `
+servers:
+  open: { transport: stdio, command: deno, public: true }
+  files: { transport: stdio, command: deno, public: true, forwardRoots: false }
+  remote: { transport: streamable-http, url: "http://127.0.0.1:9/mcp", public: true, forwardRoots: false }
+`,
+    env({}),
+  );
+  const forwards = (name: string) =>
+    (config.servers.get(name as never) as { forwardRoots: boolean }).forwardRoots;
+  assert.deepEqual([forwards("open"), forwards("files"), forwards("remote")], [true, false, false]);
+  const error = issuesOf(`
+servers:
+  files: { transport: stdio, command: deno, public: true, forwardRoots: "no" }
+`);
+  assert.deepEqual(error.issues.map((i) => [i.path.join("."), i.message]), [
+    ["servers.files.forwardRoots", 'expected true or false, got "no"'],
+  ]);
+});
+
+Deno.test("parseConfigText() keeps the ${ENV} values a backend is given as its secret values", () => {
+  const config = parseConfigText(
+    `
+servers:
+  db:
+    transport: stdio
+    command: "\${MCP_BIN}"
+    args: [--key, "\${ARG_KEY}"]
+    env: { DATABASE_URL: "postgres://app:\${DB_PASSWORD}@db/app", MODE: "\${MODE:-ro}" }
+    serviceAuths: [{ type: bearer, tokens: ["\${CLIENT_TOKEN}"] }]
+  api:
+    transport: streamable-http
+    url: "http://127.0.0.1:9/mcp?tenant=\${TENANT}"
+    headers: { X-Api-Key: "\${API_KEY}" }
+    public: true
+`,
+    env({
+      MCP_BIN: "/usr/local/bin/db-mcp",
+      ARG_KEY: "arg-key-value",
+      DB_PASSWORD: "db-password-value",
+      CLIENT_TOKEN: "client-token-value",
+      TENANT: "tenant-value",
+      API_KEY: "api-key-value",
+    }),
+  );
+  const secrets = (name: string) =>
+    (config.servers.get(name as never) as { secretValues: { reveal(): string }[] })
+      .secretValues.map((secret) => secret.reveal());
+  // The command, the defaults written in the file and the gateway's own tokens are not given
+  // to the backend as secrets.
+  assert.deepEqual(secrets("db"), ["arg-key-value", "db-password-value"]);
+  assert.deepEqual(secrets("api"), ["tenant-value", "api-key-value"]);
 });

@@ -38,6 +38,21 @@ export function protectedResourceMetadata(
   };
 }
 
+/**
+ * The gateway's own resource metadata, served at its base URL's well-known address (RFC 9728
+ * §3.1), for clients that look there to find the authorization server. A token still opens
+ * one service: `resource` at /authorize names a service, as each service's own document says.
+ */
+export function gatewayResourceMetadata(issuer: string): Record<string, unknown> {
+  return {
+    resource: issuer,
+    authorization_servers: [issuer],
+    bearer_methods_supported: ["header"],
+    scopes_supported: [...SCOPES_SUPPORTED],
+    resource_name: "Gatehouse",
+  };
+}
+
 /** The URL of server X's resource metadata, as the 401 challenge advertises it. */
 export function resourceMetadataUrl(issuer: string, server: ServerName): string {
   const url = new URL(issuer);

@@ -4,12 +4,22 @@
  * headers reach an HTTP backend; nothing of the client's request (its token above all) does.
  */
 import type { BackendServerConfig } from "../../config/types.ts";
+import type { Secret } from "../../core/secret.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "../../sdk.ts";
+import { maskingLogger, SecretMask } from "../../observability/mask.ts";
+import {
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+  type Transport,
+} from "../../sdk.ts";
 import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placeholders.ts";
 import { LegacySseBackend } from "./legacy_sse.ts";
+import { MaskedErrors } from "./masked_errors.ts";
 import { StdioBackend } from "./stdio.ts";
 import { sseAnswersAsJson } from "./sse_answers.ts";
+import { type BoundedAnswerOptions, boundedAnswers } from "./bounded_answers.ts";
+import { WithheldRoots } from "./withheld_roots.ts";
 
 export interface BackendOptions {
   maxMessageBytes: number;
@@ -17,6 +27,8 @@ export interface BackendOptions {
   logger: Logger;
   /** How HTTP backends are reached (the gateway's kept-alive client); `fetch` by default. */
   fetch?: typeof globalThis.fetch;
+  /** The master secret and earlier ones: never in what is logged from a backend either. */
+  gatewaySecrets?: Secret[];
 }
 
 /** A backend connection plus how to end it politely (HTTP backends get a DELETE). */
@@ -28,6 +40,8 @@ export interface Backend {
   detach(): Promise<void>;
   /** A Streamable HTTP backend's session id, which another replica can continue. */
   sharedSessionId?(): string | undefined;
+  /** True when `error` says the backend no longer knows this session (it was ended there). */
+  sessionGone?(error: unknown): boolean;
 }
 
 /** An existing Streamable HTTP backend session to continue instead of starting one. */
@@ -75,6 +89,50 @@ export function createBackend(
   token?: TokenSource,
   resume?: ResumeBackend,
 ): Backend {
+  const backend = createTransport(
+    server,
+    user,
+    options,
+    secretMask(server, user, options),
+    token,
+    resume,
+  );
+  if (!server.forwardRoots) backend.transport = new WithheldRoots(backend.transport);
+  return backend;
+}
+
+/**
+ * What the gateway must never log from this backend: the person's token, the values the
+ * configuration took from the environment, header values (and the credential after an
+ * auth scheme), the master secrets.
+ */
+function secretMask(
+  server: BackendServerConfig,
+  user: PlaceholderValues,
+  options: BackendOptions,
+): SecretMask {
+  const mask = new SecretMask([
+    user["user.token"],
+    ...server.secretValues.map((secret) => secret.reveal()),
+    ...(options.gatewaySecrets ?? []).map((secret) => secret.reveal()),
+  ]);
+  if (server.transport !== "stdio") {
+    for (const value of Object.values(fillRecord(server.headers, user))) {
+      mask.add(value);
+      mask.add(/^[A-Za-z][\w.~+/-]*\s+(\S+)$/.exec(value)?.[1]);
+    }
+  }
+  return mask;
+}
+
+function createTransport(
+  server: BackendServerConfig,
+  user: PlaceholderValues,
+  options: BackendOptions,
+  mask: SecretMask,
+  token?: TokenSource,
+  resume?: ResumeBackend,
+): Backend {
   if (server.transport === "stdio") {
     const transport = new StdioBackend({
       spec: {
@@ -85,7 +143,9 @@ export function createBackend(
       },
       maxMessageBytes: options.maxMessageBytes,
       killGraceMs: options.killGraceMs,
-      logger: options.logger,
+      // Its stderr lines are logged: what it was given must not be.
+      logger: maskingLogger(options.logger, mask),
+      mask,
     });
     const close = () => transport.close().catch(() => {});
     return { transport, close, detach: close };
@@ -93,41 +153,72 @@ export function createBackend(
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
   const baseFetch = options.fetch ?? globalThis.fetch;
-  const fetch = token ? freshTokenFetch(server.headers, user, token, baseFetch) : baseFetch;
+  const fetch = token ? freshTokenFetch(server.headers, user, token, baseFetch, mask) : baseFetch;
+  // Every answer is held to limits.maxMessageBytes (bounded_answers.ts).
+  const bounded = (oversizedEvents: BoundedAnswerOptions["oversizedEvents"]) =>
+    boundedAnswers(fetch, {
+      maxMessageBytes: options.maxMessageBytes,
+      oversizedEvents,
+      onOversized: (error) => options.logger.warn("backend answer too large", { error }),
+    });
   if (server.transport === "sse") {
-    const transport = new LegacySseBackend(new SSEClientTransport(url, { requestInit, fetch }));
+    // A legacy backend's one stream carries every answer: an event dropped from it would leave
+    // a request waiting with no way to tell which, so the stream (and the session) ends.
+    const sse = new SSEClientTransport(url, { requestInit, fetch: bounded("end") });
+    const transport = new MaskedErrors(new LegacySseBackend(sse), mask);
     return { transport, close: () => transport.close(), detach: () => transport.close() };
   }
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit,
-    fetch: sseAnswersAsJson(fetch),
+    fetch: sseAnswersAsJson(bounded("skip"), options.maxMessageBytes),
     sessionId: resume?.sessionId,
   });
   if (resume) transport.setProtocolVersion(resume.protocolVersion);
   const detach = () => transport.close().catch(() => {});
   return {
-    transport,
+    transport: new MaskedErrors(transport, mask),
     close: async () => {
-      if (transport.sessionId) await transport.terminateSession().catch(() => {});
+      // A backend that never answers the DELETE must not hold the session's place for ever:
+      // after the grace the connection is dropped, and the DELETE with it.
+      if (transport.sessionId) await atMost(options.killGraceMs, transport.terminateSession());
       await detach();
     },
     detach,
     sharedSessionId: () => transport.sessionId,
+    // The spec's answer to a request for a session the server no longer has is 404.
+    sessionGone: (error) =>
+      transport.sessionId !== undefined && error instanceof StreamableHTTPError &&
+      error.code === 404,
   };
+}
+
+/** Waits for `promise` (its failure included) but no longer than `ms`. */
+async function atMost(ms: number, promise: Promise<unknown>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    promise.catch(() => {}),
+    new Promise((resolve) => timer = setTimeout(resolve, ms)),
+  ]);
+  clearTimeout(timer);
 }
 
 const TOKEN_PLACEHOLDER = /\{\{\s*user\.token\s*\}\}/;
 
-/** A fetch that sets the token-bearing headers from the person's current token. */
+/**
+ * A fetch that sets the token-bearing headers from the person's current token (and adds a
+ * refreshed token to what is masked).
+ */
 function freshTokenFetch(
   headers: Record<string, string>,
   user: PlaceholderValues,
   token: TokenSource,
   baseFetch: typeof globalThis.fetch,
+  mask: SecretMask,
 ): typeof globalThis.fetch {
   const templated = Object.entries(headers).filter(([, text]) => TOKEN_PLACEHOLDER.test(text));
   return async (input, init) => {
     const current = await token();
+    mask.add(current);
     const merged = new Headers(init?.headers);
     for (const [name, text] of templated) {
       merged.set(name, fillPlaceholders(text, { ...user, "user.token": current }));
