@@ -13,6 +13,7 @@ import { createLogger } from "./src/observability/logger.ts";
 import { batchedLineWriter, writeStderr } from "./src/observability/line_writer.ts";
 import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
 import { openKvStore } from "./src/store/kv.ts";
+import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 
@@ -30,9 +31,15 @@ Usage:
 
 The configuration is PATH, else $GATEHOUSE_CONFIG, else ./config.yaml.
 
-Exit codes: 0 ok, 1 invalid configuration, 2 bad command line, 3 failed to start or run.`;
+Exit codes: 0 ok, 78 invalid configuration, 64 bad command line, 3 failed to start or run
+(1 is an unexpected error).`;
 
-export const EXIT = { ok: 0, invalidConfig: 1, usage: 2, runtime: 3 } as const;
+/**
+ * The two codes a restart cannot fix are sysexits' EX_CONFIG and EX_USAGE, so that a service
+ * manager can refuse to restart on them alone: 1 is what Deno exits with on an uncaught error,
+ * which a restart may well fix (a momentary lack of file descriptors, say).
+ */
+export const EXIT = { ok: 0, invalidConfig: 78, usage: 64, runtime: 3 } as const;
 
 interface Command {
   name: "serve" | "check" | "health" | "schema" | "version" | "help";
@@ -131,19 +138,35 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
     auditLogger: createLogger("info", logLines),
   };
   let gateway = await createGateway(config, deps);
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  const metrics = gateway.carried.metrics;
+  let server: PublicServer;
   try {
-    server = Deno.serve({
-      hostname: config.listen.hostname,
-      port: config.listen.port,
-      onListen: () =>
-        logger.info("gatehouse listening", {
-          version: VERSION,
-          listen: `${config.listen.hostname}:${config.listen.port}`,
-          baseUrl: config.baseUrl,
-          servers: [...config.servers.keys()],
-        }),
-    }, (request, info) => gateway.fetch(request, info));
+    server = await servePublic(
+      {
+        hostname: config.listen.hostname,
+        port: config.listen.port,
+        limits: config.connections,
+        logger,
+        events: {
+          shed: (reason) => metrics.connectionsShed.inc({ reason }),
+          timedOut: (limit) => metrics.connectionTimeouts.inc({ limit }),
+        },
+      },
+      (request, peer) => gateway.fetch(request, { remoteAddr: { hostname: peer } }),
+    );
+    metrics.registry.reading(
+      "gatehouse_connections_open",
+      "Client connections open now.",
+      "gauge",
+      () => [[{}, server.connections]],
+    );
+    logger.info("gatehouse listening", {
+      version: VERSION,
+      listen: `${config.listen.hostname}:${server.addr.port}`,
+      maxConnections: server.maxConnections,
+      baseUrl: config.baseUrl,
+      servers: [...config.servers.keys()],
+    });
   } catch (error) {
     logger.error("cannot listen", { listen: config.listen, error });
     await gateway.close();
@@ -161,7 +184,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
     }
   } catch (error) {
     logger.error("cannot listen for metrics", { listen: config.metrics.listen, error });
-    await Promise.all([gateway.close(), server.shutdown()]);
+    await Promise.all([gateway.close(), server.close()]);
     store.close();
     return EXIT.runtime;
   }
@@ -178,6 +201,8 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
       Promise.all([gateway.close(), server.shutdown(), metricsServer?.shutdown()]),
       deadline,
     ]);
+    // Past the grace, whoever is still connected (a client that stopped reading) is cut off.
+    await Promise.race([server.close(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
     store.close();
     logger.info("stopped");
     stopped.resolve();
@@ -193,14 +218,20 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
     reloading = true;
     try {
       const next = await loadConfigFile(configPath, env);
-      const fixed = (["listen", "storage", "metrics"] as const).filter((key) =>
+      const fixed = (["listen", "connections", "storage", "metrics"] as const).filter((key) =>
         JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key])
       );
       if (fixed.length) {
         logger.warn("these settings change only on restart; the running values stay", { fixed });
       }
       gateway = await createGateway(
-        { ...next, listen: config.listen, storage: config.storage, metrics: config.metrics },
+        {
+          ...next,
+          listen: config.listen,
+          connections: config.connections,
+          storage: config.storage,
+          metrics: config.metrics,
+        },
         deps,
         gateway,
       );

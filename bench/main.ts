@@ -12,6 +12,7 @@ import { aggregate } from "./scenarios/aggregate.ts";
 import { sessions } from "./scenarios/sessions.ts";
 import { startup } from "./scenarios/startup.ts";
 import { memory } from "./scenarios/memory.ts";
+import { front } from "./scenarios/front.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -34,6 +35,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["4", sessions],
   ["5", memory],
   ["6", startup],
+  ["7", front],
 ];
 
 const results = new Results();

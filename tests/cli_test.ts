@@ -24,7 +24,7 @@ Deno.test("main.ts check accepts the shipped config.yaml (exit 0)", async () => 
   assert.match(result.stdout, /ok \(1 server: demo\)/);
 });
 
-Deno.test("main.ts check lists every error with line and hint, hides secrets (exit 1)", async () => {
+Deno.test("main.ts check lists every error with line and hint, hides secrets (exit 78)", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/bad.yaml`;
   await Deno.writeTextFile(
@@ -33,7 +33,7 @@ Deno.test("main.ts check lists every error with line and hint, hides secrets (ex
   );
   const result = await run(["check", "--config", path], { SECRET_FOR_TEST: "short-secret-value" });
   await Deno.remove(dir, { recursive: true });
-  assert.equal(result.code, 1);
+  assert.equal(result.code, 78);
   assert.match(result.stderr, /bad\.yaml: 4 errors/);
   assert.match(result.stderr, /bad\.yaml:1 secret: is shorter than 32 bytes/);
   assert.match(
@@ -48,12 +48,12 @@ Deno.test("main.ts --version, --help and a bad argument", async () => {
   assert.match((await run(["--version"])).stdout, /^gatehouse \d+\.\d+\.\d+ \(commit dev\)\n$/);
   const help = await run(["--help"]);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /Exit codes: 0 ok, 1 invalid configuration/);
+  assert.match(help.stdout, /Exit codes: 0 ok, 78 invalid configuration, 64 bad command line/);
   const bad = await run(["--frobnicate"]);
-  assert.equal(bad.code, 2);
+  assert.equal(bad.code, 64);
   assert.match(bad.stderr, /unknown argument "--frobnicate"/);
   const missing = await run(["check", "--config", "/nonexistent.yaml"]);
-  assert.equal(missing.code, 1);
+  assert.equal(missing.code, 78);
   assert.match(missing.stderr, /file not found/);
 });
 

@@ -160,6 +160,14 @@ const USER_TOKEN: Record<string, JsonSchema> = {
   },
 };
 
+/** Keys of servers with a backend of their own (not aggregates). */
+const BACKEND: Record<string, JsonSchema> = {
+  forwardRoots: flag(
+    "Pass the client's roots (the roots capability, roots/list, roots list_changed) on to the backend. Say false for a server that lets roots replace its own sandbox (such as server-filesystem): it then never learns the client's roots.",
+    true,
+  ),
+};
+
 const placeholders =
   " May use {{user.id}}, {{user.email}} and (with requiresUserToken) {{user.token}}.";
 
@@ -276,6 +284,36 @@ export const CONFIG_SCHEMA: JsonSchema = {
         ),
       },
     },
+    connections: {
+      type: "object",
+      additionalProperties: false,
+      description:
+        "What a client connection may do before the gateway closes it: how many there may be, and how slowly a client may send its request or take its answer.",
+      properties: {
+        max: {
+          type: "integer",
+          minimum: 1,
+          description:
+            "Open client connections at most; more get 503 and are closed. Left out: sized from the process's open-file limit (each connection costs three descriptors; 512 are kept back), at most 10,000.",
+        },
+        headerTimeout: duration(
+          "A request head must arrive whole within this of its first byte (for a new connection, of its opening); else 408 and the connection is closed.",
+          "10s",
+        ),
+        bodyTimeout: duration(
+          "A request body must arrive whole within this of its head; else the connection is closed.",
+          "30s",
+        ),
+        idleTimeout: duration(
+          "A connection with no request under way and no bytes either way for this long is closed. Longer than limits.requestTimeout; left out: 75s, or requestTimeout plus 15s if that is longer.",
+          "75s",
+        ),
+        sendTimeout: duration(
+          "A client that takes none of the bytes waiting for it for this long is disconnected (a client that stopped reading).",
+          "60s",
+        ),
+      },
+    },
     rateLimits: {
       type: "object",
       additionalProperties: false,
@@ -290,7 +328,14 @@ export const CONFIG_SCHEMA: JsonSchema = {
           "Sign-in, consent, callbacks, token and browser pages, per remote address.",
           DEFAULT_RATE_LIMITS.oauthPerAddress,
         ),
-        tokenPerClient: rate("Token requests per client.", DEFAULT_RATE_LIMITS.tokenPerClient),
+        tokenPerClient: rate(
+          "Token requests per client, counted once the client has proven itself: by its secret, or (a public client) by a valid code and PKCE verifier or refresh token. A stranger naming the client's id is not counted here.",
+          DEFAULT_RATE_LIMITS.tokenPerClient,
+        ),
+        tokenFailuresPerAddress: rate(
+          "Failed token requests (any 4xx answer) per remote address; past it every token request from that address gets 429 until the bucket refills.",
+          DEFAULT_RATE_LIMITS.tokenFailuresPerAddress,
+        ),
         registerPerAddress: rate(
           "Client registrations per remote address.",
           DEFAULT_RATE_LIMITS.registerPerAddress,
@@ -417,9 +462,9 @@ export const CONFIG_SCHEMA: JsonSchema = {
         required: ["transport"],
         properties: { transport: SERVER_COMMON.transport },
         allOf: [
-          server("stdio", { ...STDIO, ...USER_TOKEN }, ["command"]),
-          server("streamable-http", { ...HTTP, ...USER_TOKEN }, ["url"]),
-          server("sse", { ...HTTP, ...USER_TOKEN }, ["url"]),
+          server("stdio", { ...STDIO, ...USER_TOKEN, ...BACKEND }, ["command"]),
+          server("streamable-http", { ...HTTP, ...USER_TOKEN, ...BACKEND }, ["url"]),
+          server("sse", { ...HTTP, ...USER_TOKEN, ...BACKEND }, ["url"]),
           server("aggregate", AGGREGATE, ["servers"]),
         ],
       },
@@ -429,7 +474,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
 
 /** The keys the schema allows in each kind of server, for the test that keeps it in step. */
 export const SCHEMA_SERVER_KEYS = {
-  stdio: Object.keys({ ...SERVER_COMMON, ...STDIO, ...USER_TOKEN }),
-  http: Object.keys({ ...SERVER_COMMON, ...HTTP, ...USER_TOKEN }),
+  stdio: Object.keys({ ...SERVER_COMMON, ...STDIO, ...USER_TOKEN, ...BACKEND }),
+  http: Object.keys({ ...SERVER_COMMON, ...HTTP, ...USER_TOKEN, ...BACKEND }),
   aggregate: Object.keys({ ...SERVER_COMMON, ...AGGREGATE }),
 };

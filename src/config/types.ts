@@ -9,6 +9,20 @@ import type { ServerName } from "../core/ids.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
+/** What a client connection may do before the TCP front closes it (`connections:`). */
+export interface ConnectionLimits {
+  /** Open client connections at most; undefined: sized from the open-file limit at start. */
+  maxConnections?: number;
+  /** A request head must arrive whole within this of its first byte. */
+  headerTimeoutMs: number;
+  /** A request body must arrive whole within this of its head. */
+  bodyTimeoutMs: number;
+  /** A connection with no request under way and no bytes either way is closed after this. */
+  idleTimeoutMs: number;
+  /** A client that takes none of the bytes waiting for it for this long is disconnected. */
+  sendTimeoutMs: number;
+}
+
 export interface Limits {
   /** Open client sessions one user may hold at once. */
   sessionsPerUser: number;
@@ -48,8 +62,13 @@ export interface RateLimitConfig {
   mcpPerClient?: Rate;
   /** Sign-in, consent, callbacks, token and the browser pages, per remote address. */
   oauthPerAddress?: Rate;
-  /** Token requests per client (a metadata-document client: per client and address). */
+  /**
+   * Token requests per client (a metadata-document client: per client and address), counted
+   * once the client has proven itself: its secret, or for a public client its grant.
+   */
   tokenPerClient?: Rate;
+  /** Failed token requests per remote address; past it, every token request is refused. */
+  tokenFailuresPerAddress?: Rate;
   /** Client registrations per remote address. */
   registerPerAddress?: Rate;
 }
@@ -106,7 +125,22 @@ export interface OAuthUserToken {
 
 export type UserTokenConfig = ManualUserToken | OAuthUserToken;
 
-export interface StdioServerConfig extends ServerCommon {
+/** What every server with a backend of its own (not an aggregate) has. */
+interface BackendCommon extends ServerCommon {
+  /**
+   * Pass the client's roots on to the backend (`roots` capability, `roots/list`,
+   * `notifications/roots/list_changed`). Off for a backend whose roots would widen its sandbox.
+   */
+  forwardRoots: boolean;
+  /**
+   * Values substituted from `${VAR}` into this server's args, env, url or headers: hidden
+   * (with the person's token, header values and the master secret) in what the gateway logs
+   * from the backend.
+   */
+  secretValues: Secret[];
+}
+
+export interface StdioServerConfig extends BackendCommon {
   transport: "stdio";
   command: string;
   args: string[];
@@ -114,7 +148,7 @@ export interface StdioServerConfig extends ServerCommon {
   cwd?: string;
 }
 
-export interface HttpServerConfig extends ServerCommon {
+export interface HttpServerConfig extends BackendCommon {
   transport: "streamable-http" | "sse";
   url: string;
   headers: Record<string, string>;
@@ -204,6 +238,7 @@ export interface ResolvedConfig {
    */
   replicaId?: string;
   limits: Limits;
+  connections: ConnectionLimits;
   rateLimits: RateLimitConfig;
   audit: AuditConfig;
   metrics: MetricsConfig;

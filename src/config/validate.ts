@@ -8,6 +8,7 @@ import { Secret } from "../core/secret.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import { parseOAuth } from "./oauth.ts";
+import { parseConnections } from "./connections.ts";
 import { parseRateLimits } from "./rate_limits.ts";
 import { parseUserToken } from "./user_token.ts";
 import type {
@@ -42,6 +43,7 @@ const TOP_KEYS = [
   "secret",
   "allowedOrigins",
   "limits",
+  "connections",
   "shutdownGrace",
   "logLevel",
   "servers",
@@ -62,10 +64,13 @@ const LIMIT_KEYS = [
 ];
 const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
 const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
-const STDIO_KEYS = [...COMMON_SERVER_KEYS, ...USER_TOKEN_KEYS, "command", "args", "env", "cwd"];
+const BACKEND_KEYS = [...COMMON_SERVER_KEYS, ...USER_TOKEN_KEYS, "forwardRoots"];
+const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd"];
 const AGGREGATE_KEYS = [...COMMON_SERVER_KEYS, "servers", "delimiter", "cacheTtl"];
 const DEFAULT_CACHE_TTL_MS = 60_000;
-const HTTP_KEYS = [...COMMON_SERVER_KEYS, ...USER_TOKEN_KEYS, "url", "headers"];
+const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers"];
+/** Where a server's configuration reaches its backend. */
+const BACKEND_INPUTS = new Set<unknown>(["args", "env", "url", "headers"]);
 const TRANSPORTS = ["stdio", "streamable-http", "sse", "aggregate"];
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
 
@@ -216,11 +221,25 @@ function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): Servic
   return auths;
 }
 
+/** A value `${VAR}` put into the document when it was loaded, and where. */
+export interface Substitution {
+  path: ConfigPath;
+  value: string;
+}
+
+/** The `${VAR}` values in what the server at `path` hands its backend: secrets, as a rule. */
+function substitutedSecrets(substitutions: Substitution[], path: ConfigPath): Secret[] {
+  return substitutions
+    .filter(({ path: at }) => at[0] === path[0] && at[1] === path[1] && BACKEND_INPUTS.has(at[2]))
+    .map(({ value }) => new Secret(value));
+}
+
 function parseServer(
   c: Checker,
   name: string,
   value: unknown,
   oauthConfigured: boolean,
+  substitutions: Substitution[],
 ): ServerConfig | undefined {
   const path: ConfigPath = ["servers", name];
   if (!isValidServerName(name)) {
@@ -305,9 +324,14 @@ function parseServer(
     return server;
   }
 
+  const backend = {
+    ...common,
+    forwardRoots: c.boolean(raw.forwardRoots, [...path, "forwardRoots"], true),
+    secretValues: substitutedSecrets(substitutions, path),
+  };
   if (transport === "stdio") {
     const server: StdioServerConfig = {
-      ...common,
+      ...backend,
       transport,
       command: c.string(raw.command, [...path, "command"], "the program to start, e.g. npx") ?? "",
       args: c.stringList(raw.args, [...path, "args"]),
@@ -329,7 +353,7 @@ function parseServer(
     return server;
   }
   const server: HttpServerConfig = {
-    ...common,
+    ...backend,
     transport: transport as HttpServerConfig["transport"],
     url: c.string(raw.url, [...path, "url"], "the backend's MCP endpoint URL") ?? "",
     headers: c.stringMap(raw.headers, [...path, "headers"]),
@@ -424,9 +448,13 @@ function isPlainHttpElsewhere(url: URL): boolean {
   return url.protocol === "http:" && !isLoopbackHttp(url);
 }
 
-/** Validates a parsed configuration document: the resolved config, or every issue found. */
+/**
+ * Validates a parsed configuration document: the resolved config, or every issue found.
+ * `substitutions` (from loading) tell which values came from the environment.
+ */
 export function validateConfig(
   input: unknown,
+  substitutions: Substitution[] = [],
 ): { config: ResolvedConfig; issues: [] } | { config?: undefined; issues: ConfigIssue[] } {
   const c = new Checker();
   const raw = c.object(input, [], TOP_KEYS) ?? {};
@@ -477,20 +505,22 @@ export function validateConfig(
       c.fail(["servers"], "no servers are configured", "add at least one under servers:");
     }
     for (const [name, value] of Object.entries(rawServers)) {
-      const server = parseServer(c, name, value, oauth !== undefined);
+      const server = parseServer(c, name, value, oauth !== undefined, substitutions);
       if (server) servers.set(server.name, server);
     }
   }
 
   checkAggregates(c, servers, rawServers ?? {});
 
+  const limits = parseLimits(c, raw.limits);
   const config: ResolvedConfig = {
     listen,
     baseUrl,
     storage,
     secret,
     allowedOrigins: parseOrigins(c, raw.allowedOrigins),
-    limits: parseLimits(c, raw.limits),
+    limits,
+    connections: parseConnections(c, raw.connections, limits.requestTimeoutMs),
     rateLimits: parseRateLimits(c, raw.rateLimits),
     audit: parseAudit(c, raw.audit),
     metrics: parseMetrics(c, raw.metrics),

@@ -181,6 +181,14 @@ export class GatewayMetrics {
     "gatehouse_slow_reader_cuts_total",
     "SSE streams cut because their client read too slowly (limits.maxStreamBuffer), by server.",
   );
+  readonly connectionsShed = this.registry.counter(
+    "gatehouse_connections_shed_total",
+    "Client connections refused at once: at connections.max, or with no file descriptor left.",
+  );
+  readonly connectionTimeouts = this.registry.counter(
+    "gatehouse_connection_timeouts_total",
+    "Client connections closed by a connections: time limit (header, body, idle, send).",
+  );
   readonly rateLimited = this.registry.counter(
     "gatehouse_rate_limited_total",
     "Requests refused by a rate limit, by limit.",

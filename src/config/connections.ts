@@ -1,0 +1,63 @@
+/**
+ * The `connections:` section: what the TCP front (src/net/tcp_front.ts) allows a client
+ * connection. The defaults close a connection that sends its head or body too slowly, sits
+ * idle, or stops reading; the cap on connections, left out, follows the file descriptors the
+ * process may open (src/net/tcp_front.ts `defaultMaxConnections`).
+ */
+import type { Checker } from "./checker.ts";
+import type { ConnectionLimits } from "./types.ts";
+
+export const DEFAULT_CONNECTION_TIMEOUTS = {
+  headerTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  idleTimeoutMs: 75_000,
+  sendTimeoutMs: 60_000,
+};
+
+export function parseConnections(
+  c: Checker,
+  value: unknown,
+  requestTimeoutMs: number,
+): ConnectionLimits {
+  const raw = c.object(value, ["connections"], [
+    "max",
+    "headerTimeout",
+    "bodyTimeout",
+    "idleTimeout",
+    "sendTimeout",
+  ]) ?? {};
+  const at = (key: string) => ["connections", key];
+  const limits: ConnectionLimits = {
+    // Left out: the front sizes it from the process's open-file limit when it starts.
+    maxConnections: raw.max === undefined ? undefined : c.positiveInteger(raw.max, at("max"), 1),
+    headerTimeoutMs: c.duration(
+      raw.headerTimeout,
+      at("headerTimeout"),
+      DEFAULT_CONNECTION_TIMEOUTS.headerTimeoutMs,
+    ),
+    bodyTimeoutMs: c.duration(
+      raw.bodyTimeout,
+      at("bodyTimeout"),
+      DEFAULT_CONNECTION_TIMEOUTS.bodyTimeoutMs,
+    ),
+    idleTimeoutMs: c.duration(
+      raw.idleTimeout,
+      at("idleTimeout"),
+      Math.max(DEFAULT_CONNECTION_TIMEOUTS.idleTimeoutMs, requestTimeoutMs + 15_000),
+    ),
+    sendTimeoutMs: c.duration(
+      raw.sendTimeout,
+      at("sendTimeout"),
+      DEFAULT_CONNECTION_TIMEOUTS.sendTimeoutMs,
+    ),
+  };
+  // A client that asked for JSON waits for its answer without a byte either way.
+  if (raw.idleTimeout !== undefined && limits.idleTimeoutMs <= requestTimeoutMs) {
+    c.fail(
+      at("idleTimeout"),
+      "must be longer than limits.requestTimeout, or a client waiting for a slow answer is cut",
+      "raise it, or leave it out (it then follows limits.requestTimeout)",
+    );
+  }
+  return limits;
+}

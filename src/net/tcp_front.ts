@@ -1,0 +1,424 @@
+/**
+ * What faces the network. `Deno.serve` reads request heads with no time limit and accepts
+ * connections without bound (denoland/deno#3515): a client that dribbles its headers a byte at
+ * a time holds a connection for ever, and enough such clients exhaust file descriptors. So the
+ * gateway's `Deno.serve` listens on a private unix socket, and this front owns the TCP port:
+ *
+ * - at most `maxConnections` client connections; at the cap, the one waiting longest for a
+ *   request head makes room, and when none is waiting a newcomer gets 503;
+ * - a request head must arrive whole within `headerTimeout` of its first byte (of the
+ *   connection, for the first request), a body within `bodyTimeout` of its head; 408 or close;
+ * - a connection with no request under way and no bytes either way for `idleTimeout` is closed;
+ * - a client that takes no bytes for `sendTimeout` while the gateway has some for it is closed
+ *   (a stream cut for reading too slowly, or a client that stopped reading, frees its socket);
+ * - out of file descriptors (EMFILE), it stops accepting for a moment and carries on.
+ *
+ * Requests pass through byte for byte but for one header naming the client's address
+ * (request_framing.ts), which the server side reads back (`peerOf`). Everything else about
+ * HTTP stays `Deno.serve`'s.
+ */
+import type { Logger } from "../observability/logger.ts";
+import { type FramingError, PEER_HEADER, RequestFraming } from "./request_framing.ts";
+
+export interface FrontLimits {
+  maxConnections: number;
+  headerTimeoutMs: number;
+  bodyTimeoutMs: number;
+  idleTimeoutMs: number;
+  sendTimeoutMs: number;
+}
+
+export interface FrontEvents {
+  /**
+   * A connection refused at the cap or for want of a socket, or one waiting for its request
+   * head dropped at the cap to make room for a new one.
+   */
+  shed?(reason: "connection_limit" | "evicted" | "no_descriptors"): void;
+  /** A connection closed by a limit. */
+  timedOut?(which: "header" | "body" | "idle" | "send"): void;
+}
+
+export interface TcpFrontOptions {
+  hostname: string;
+  port: number;
+  /** The unix socket `Deno.serve` listens on. */
+  upstream: string;
+  limits: FrontLimits;
+  logger: Logger;
+  events?: FrontEvents;
+  now?: () => number;
+}
+
+/** Descriptors kept back for backends, storage and outgoing HTTP, whatever the clients do. */
+const RESERVED_DESCRIPTORS = 512;
+/** Each client connection costs three: the client's socket and both ends of the unix hop. */
+const DESCRIPTORS_PER_CONNECTION = 3;
+const MAX_DEFAULT_CONNECTIONS = 10_000;
+
+/**
+ * The cap when none is configured: what the open-file limit leaves after the reserve, so that
+ * clients alone cannot run the process out of descriptors.
+ */
+export function defaultMaxConnections(openFileLimit: number | undefined): number {
+  if (!openFileLimit) return 1_000;
+  const fits = Math.floor((openFileLimit - RESERVED_DESCRIPTORS) / DESCRIPTORS_PER_CONNECTION);
+  return Math.max(16, Math.min(MAX_DEFAULT_CONNECTIONS, fits));
+}
+
+/** The soft open-file limit of this process, from /proc on Linux; undefined elsewhere. */
+export function openFileLimit(): number | undefined {
+  try {
+    const limits = Deno.readTextFileSync("/proc/self/limits");
+    const line = limits.split("\n").find((l) => l.startsWith("Max open files"));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft && /^\d+$/.test(soft) ? Number(soft) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How often limits are checked: every connection's deadlines are looked at once a tick. */
+const TICK_MS = 500;
+/** After an accept failed for want of file descriptors, wait this long before the next. */
+const EMFILE_PAUSE_MS = 100;
+/** Per connection, a parked read each way: small, since idle streams are many. */
+const INBOUND_BUFFER = 4 * 1024;
+const OUTBOUND_BUFFER = 16 * 1024;
+const encoder = new TextEncoder();
+
+/** The client address the front put on a request; undefined for one that did not come through it. */
+export function peerOf(request: Request): string | undefined {
+  return request.headers.get(PEER_HEADER) ?? undefined;
+}
+
+function errorResponse(status: number, title: string, code: string, description: string) {
+  const body = JSON.stringify({ error: code, error_description: description });
+  return encoder.encode(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${encoder.encode(body).length}\r\nconnection: close\r\n` +
+      (status === 503 ? "retry-after: 1\r\n" : "") + `\r\n${body}`,
+  );
+}
+
+const TOO_MANY = errorResponse(
+  503,
+  "Service Unavailable",
+  "temporarily_unavailable",
+  "the gateway holds as many connections as it may (connections.max); try again shortly",
+);
+const HEADER_TIMEOUT = errorResponse(
+  408,
+  "Request Timeout",
+  "request_timeout",
+  "the request head did not arrive in time (connections.headerTimeout)",
+);
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
+function joined(parts: Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return bytes;
+}
+
+function isEmfile(error: unknown): boolean {
+  return /os error 24|too many open files/i.test(String((error as Error)?.message ?? error));
+}
+
+class FrontConnection {
+  readonly framing: RequestFraming;
+  /** When the current phase began (for the first request: when the connection was accepted). */
+  phaseSince: number;
+  lastActivity: number;
+  /** Since when a write to the client has been waiting; 0 when none is. */
+  writingSince = 0;
+  /** Whether any request has gone through: before that, errors can still be answered. */
+  forwardedAny = false;
+  upstream?: Deno.Conn;
+  closed = false;
+
+  constructor(readonly client: Deno.TcpConn, peer: string, now: number, maxHeadBytes?: number) {
+    this.framing = new RequestFraming(peer, maxHeadBytes);
+    this.phaseSince = this.lastActivity = now;
+  }
+
+  /** The phase for timing: the first request's head is timed from the connection's start. */
+  get waitingForHead(): boolean {
+    return this.framing.phase === "head" || (!this.forwardedAny && this.framing.phase === "idle");
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const conn of [this.client, this.upstream]) {
+      try {
+        conn?.close();
+      } catch { /* closed already */ }
+    }
+  }
+}
+
+export class TcpFront {
+  readonly #connections = new Set<FrontConnection>();
+  readonly #now: () => number;
+  #ticker?: ReturnType<typeof setInterval>;
+  #accepting: Promise<void>;
+  #closing = false;
+  /** Troubles reported once per burst: when each was last logged, and how often since. */
+  readonly #reported = new Map<string, { at: number; count: number }>();
+
+  private constructor(
+    readonly listener: Deno.TcpListener,
+    readonly options: TcpFrontOptions,
+  ) {
+    this.#now = options.now ?? Date.now;
+    this.#accepting = this.#acceptLoop();
+  }
+
+  /** Listens on the TCP address and starts passing connections to `upstream`. */
+  static listen(options: TcpFrontOptions): TcpFront {
+    const listener = Deno.listen({ hostname: options.hostname, port: options.port });
+    return new TcpFront(listener, options);
+  }
+
+  get addr(): Deno.NetAddr {
+    return this.listener.addr;
+  }
+
+  /** Sends new connections to another unix socket (the server behind was started again). */
+  setUpstream(path: string): void {
+    this.options.upstream = path;
+  }
+
+  /** Client connections open now. */
+  get connections(): number {
+    return this.#connections.size;
+  }
+
+  /** Stops accepting; open connections go on until `closeAll` (or they end). */
+  async stopAccepting(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    try {
+      this.listener.close();
+    } catch { /* closed already */ }
+    await this.#accepting;
+  }
+
+  /** Closes every client connection, whatever it is doing. */
+  closeAll(): void {
+    for (const connection of this.#connections) connection.close();
+    clearInterval(this.#ticker);
+    this.#ticker = undefined;
+  }
+
+  async #acceptLoop(): Promise<void> {
+    while (!this.#closing) {
+      let client: Deno.TcpConn;
+      try {
+        client = await this.listener.accept();
+      } catch (error) {
+        if (this.#closing || error instanceof Deno.errors.BadResource) return;
+        if (!isEmfile(error)) {
+          this.options.logger.warn("could not accept a connection", { error });
+          continue;
+        }
+        this.#outOfDescriptors();
+        await new Promise((resolve) => setTimeout(resolve, EMFILE_PAUSE_MS));
+        continue;
+      }
+      if (this.#connections.size >= this.options.limits.maxConnections) {
+        // Full: make room by dropping the connection that has waited longest for a request
+        // head (a slow or silent client); answers under way are never cut for a newcomer.
+        const victim = this.#slowestHead();
+        if (victim) {
+          this.options.events?.shed?.("evicted");
+          victim.close();
+        } else {
+          this.options.events?.shed?.("connection_limit");
+          this.#refuse(client, TOO_MANY);
+          continue;
+        }
+      }
+      void this.#serve(client);
+    }
+  }
+
+  /** The connection waiting longest for a request head, if any is waiting for one. */
+  #slowestHead(): FrontConnection | undefined {
+    let slowest: FrontConnection | undefined;
+    for (const connection of this.#connections) {
+      if (connection.closed || !connection.waitingForHead) continue;
+      if (!slowest || connection.phaseSince < slowest.phaseSince) slowest = connection;
+    }
+    return slowest;
+  }
+
+  #outOfDescriptors(): void {
+    this.options.events?.shed?.("no_descriptors");
+    this.#report(
+      "out of file descriptors: connections wait in the listen queue until some close " +
+        "(raise LimitNOFILE, or lower connections.max)",
+    );
+  }
+
+  /** Logs a trouble once per burst (10 s), with how often it happened, not once per connection. */
+  #report(message: string, error?: unknown): void {
+    const now = this.#now();
+    const seen = this.#reported.get(message) ?? { at: 0, count: 0 };
+    seen.count++;
+    this.#reported.set(message, seen);
+    if (now - seen.at < 10_000) return;
+    this.options.logger.error(message, { times: seen.count, open: this.#connections.size, error });
+    seen.at = now;
+    seen.count = 0;
+  }
+
+  /** Answers and closes a connection without reading from it. */
+  #refuse(client: Deno.Conn, response: Uint8Array): void {
+    // A small answer fits the socket's buffer: a client that never reads cannot hold this.
+    void client.write(response).catch(() => {}).finally(() => {
+      try {
+        client.close();
+      } catch { /* closed already */ }
+    });
+  }
+
+  async #serve(client: Deno.TcpConn): Promise<void> {
+    const peer = (client.remoteAddr as Deno.NetAddr).hostname;
+    const connection = new FrontConnection(client, peer, this.#now());
+    this.#connections.add(connection);
+    this.#ticker ??= setInterval(() => this.#tick(), TICK_MS);
+    try {
+      client.setNoDelay(true);
+      try {
+        connection.upstream = await Deno.connect({
+          transport: "unix",
+          path: this.options.upstream,
+        });
+      } catch (error) {
+        if (isEmfile(error)) this.#outOfDescriptors();
+        else {this.#report(
+            "the front could not reach the HTTP server (it may be restarting)",
+            error,
+          );}
+        await writeAll(client, TOO_MANY).catch(() => {});
+        return;
+      }
+      await Promise.all([this.#inbound(connection), this.#outbound(connection)]);
+    } finally {
+      connection.close();
+      this.#connections.delete(connection);
+      if (this.#connections.size === 0) {
+        clearInterval(this.#ticker);
+        this.#ticker = undefined;
+      }
+    }
+  }
+
+  /** Client to server: requests, framed so that their timing can be checked. */
+  async #inbound(connection: FrontConnection): Promise<void> {
+    const { client, framing } = connection;
+    const upstream = connection.upstream!;
+    const buffer = new Uint8Array(INBOUND_BUFFER);
+    try {
+      for (;;) {
+        const n = await client.read(buffer);
+        if (n === null) break;
+        const now = this.#now();
+        connection.lastActivity = now;
+        const before = framing.phase;
+        const result = framing.push(buffer.subarray(0, n));
+        if (result.error) return await this.#refuseRequest(connection, result.error);
+        if (framing.phase !== before || result.heads > 0) connection.phaseSince = now;
+        // One write for what one read brought (a head and its body, usually): a syscall each.
+        if (result.forward.length === 1) await writeAll(upstream, result.forward[0]);
+        else if (result.forward.length > 1) await writeAll(upstream, joined(result.forward));
+        if (result.heads > 0) connection.forwardedAny = true;
+      }
+      // The client is done sending; the server may still be answering.
+      await upstream.closeWrite().catch(() => {});
+    } catch {
+      connection.close();
+    }
+  }
+
+  /** Server to client: answers, passed on as they come; a client that stalls is timed. */
+  async #outbound(connection: FrontConnection): Promise<void> {
+    const { client } = connection;
+    const upstream = connection.upstream!;
+    const buffer = new Uint8Array(OUTBOUND_BUFFER);
+    try {
+      for (;;) {
+        const n = await upstream.read(buffer);
+        if (n === null) break;
+        connection.writingSince = connection.lastActivity = this.#now();
+        await writeAll(client, buffer.subarray(0, n));
+        connection.writingSince = 0;
+      }
+    } catch { /* either side went away */ }
+    connection.close();
+  }
+
+  async #refuseRequest(connection: FrontConnection, error: FramingError): Promise<void> {
+    if (!connection.forwardedAny) {
+      const title = error.status === 431 ? "Request Header Fields Too Large" : "Bad Request";
+      const response = errorResponse(error.status, title, "invalid_request", error.reason);
+      await writeAll(connection.client, response).catch(() => {});
+    }
+    connection.close();
+  }
+
+  #tick(): void {
+    const now = this.#now();
+    const { headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, sendTimeoutMs } = this.options.limits;
+    for (const connection of this.#connections) {
+      if (connection.writingSince > 0 && now - connection.writingSince > sendTimeoutMs) {
+        this.#timeout(connection, "send");
+      } else if (connection.waitingForHead && now - connection.phaseSince > headerTimeoutMs) {
+        if (!connection.forwardedAny) this.#refuse(connection.client, HEADER_TIMEOUT);
+        this.#timeout(connection, "header", !connection.forwardedAny);
+      } else if (
+        connection.framing.phase === "body" && now - connection.phaseSince > bodyTimeoutMs
+      ) {
+        this.#timeout(connection, "body");
+      } else if (
+        connection.framing.phase === "idle" && connection.forwardedAny &&
+        connection.writingSince === 0 && now - connection.lastActivity > idleTimeoutMs
+      ) {
+        this.#timeout(connection, "idle");
+      }
+    }
+  }
+
+  #timeout(
+    connection: FrontConnection,
+    which: "header" | "body" | "idle" | "send",
+    answered = false,
+  ) {
+    this.options.events?.timedOut?.(which);
+    if (which !== "idle") {
+      this.options.logger.info("connection closed by a time limit", {
+        limit: `connections.${which}Timeout`,
+        peer: (connection.client.remoteAddr as Deno.NetAddr).hostname,
+      });
+    }
+    if (answered) {
+      // #refuse closes the client once the 408 is written; the server side goes now.
+      connection.closed = true;
+      try {
+        connection.upstream?.close();
+      } catch { /* closed already */ }
+      return;
+    }
+    connection.close();
+  }
+}

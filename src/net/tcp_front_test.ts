@@ -1,0 +1,238 @@
+import assert from "node:assert/strict";
+import { createLogger } from "../observability/logger.ts";
+import { defaultMaxConnections, type FrontLimits, TcpFront } from "./tcp_front.ts";
+import { PEER_HEADER } from "./request_framing.ts";
+import { waitUntil, within } from "../../tests/fixtures/waits.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const LIMITS: FrontLimits = {
+  maxConnections: 100,
+  headerTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  idleTimeoutMs: 75_000,
+  sendTimeoutMs: 60_000,
+};
+
+/**
+ * A front on an ephemeral port before a `Deno.serve` on a unix socket, with a clock the test
+ * moves. `respond` answers each request; what the server saw is kept.
+ */
+async function frontFor(
+  limits: Partial<FrontLimits> = {},
+  respond: (request: Request) => Response | Promise<Response> = async (request) => {
+    await request.text();
+    return new Response("ok");
+  },
+) {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/s.sock`;
+  const seen: Request[] = [];
+  const listening = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { transport: "unix", path, onListen: () => listening.resolve() },
+    (request) => (seen.push(request), respond(request)),
+  );
+  await listening.promise;
+  let offset = 0;
+  const events: string[] = [];
+  const front = TcpFront.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    upstream: path,
+    limits: { ...LIMITS, ...limits },
+    logger: createLogger("error", () => {}),
+    now: () => Date.now() + offset,
+    events: {
+      shed: (reason) => events.push(`shed:${reason}`),
+      timedOut: (which) => events.push(`timeout:${which}`),
+    },
+  });
+  const held: Deno.Conn[] = [];
+  return {
+    front,
+    seen,
+    events,
+    advance: (ms: number) => offset += ms,
+    async connect(): Promise<Deno.Conn> {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
+      held.push(conn);
+      return conn;
+    },
+    async close() {
+      for (const conn of held) {
+        try {
+          conn.close();
+        } catch { /* closed by the front */ }
+      }
+      await front.stopAccepting();
+      front.closeAll();
+      await within("the unix server to shut down", server.shutdown());
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** Reads until the peer closes; what arrived. */
+async function readToEnd(conn: Deno.Conn): Promise<string> {
+  let text = "";
+  const buffer = new Uint8Array(4096);
+  for (;;) {
+    const n = await within("the front to answer or close", conn.read(buffer).catch(() => null));
+    if (n === null) return text;
+    text += decoder.decode(buffer.subarray(0, n));
+  }
+}
+
+Deno.test("TcpFront passes requests through with the client's address, and answers come back", async () => {
+  const t = await frontFor(
+    {},
+    async (request) =>
+      new Response(`peer=${request.headers.get(PEER_HEADER)} body=${await request.text()}`),
+  );
+  try {
+    const response = await fetch(`http://127.0.0.1:${t.front.addr.port}/x`, {
+      method: "POST",
+      body: "payload",
+    });
+    assert.equal(await response.text(), "peer=127.0.0.1 body=payload");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront answers 408 and closes a connection whose head does not arrive in time", async () => {
+  const t = await frontFor();
+  try {
+    const silent = await t.connect();
+    const dribbling = await t.connect();
+    await dribbling.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n"));
+    const answers = [silent, dribbling].map(readToEnd);
+    // Each look moves the clock past the limit (the dribbled bytes may be read after a move).
+    await waitUntil("both connections to be timed out", () => {
+      t.advance(10_001);
+      return t.events.length === 2;
+    }, { every: 100 });
+    for (const text of await Promise.all(answers)) {
+      assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n[^]*connections\.headerTimeout/);
+    }
+    assert.deepEqual(t.events, ["timeout:header", "timeout:header"]);
+    assert.equal(t.seen.length, 0, "nothing reached the server");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront closes a connection whose body stalls, and one idle between requests", async () => {
+  const t = await frontFor();
+  try {
+    const stalled = await t.connect();
+    await stalled.write(
+      encoder.encode("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc"),
+    );
+    const idle = await t.connect();
+    await idle.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const answered = new Uint8Array(200);
+    await within("the idle connection's answer", idle.read(answered));
+    const ends = [stalled, idle].map(readToEnd);
+    await waitUntil("the stalled and the idle connection to be closed", () => {
+      t.advance(30_001);
+      return t.events.length === 2;
+    }, { every: 100 });
+    assert.deepEqual(await Promise.all(ends), ["", ""], "closed without an answer");
+    assert.deepEqual(t.events.sort(), ["timeout:body", "timeout:idle"]);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront makes room at its cap by dropping the slowest head, and answers 503 when all are busy", async () => {
+  const t = await frontFor({ maxConnections: 2 });
+  try {
+    const silent = await t.connect();
+    await waitUntil("the silent connection to be open", () => t.front.connections === 1);
+    const busy = await t.connect();
+    await busy.write(encoder.encode("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"));
+    await waitUntil("two open connections", () => t.front.connections === 2);
+    // The silent one goes for the newcomer.
+    const response = await fetch(`http://127.0.0.1:${t.front.addr.port}/`);
+    assert.equal(await response.text(), "ok");
+    assert.equal(await readToEnd(silent), "");
+    // Now one is mid-body and the newcomer's own keep-alive connection is idle, not waiting
+    // for a head; a stranger who holds a body open takes the last place…
+    const alsoBusy = await t.connect();
+    await alsoBusy.write(
+      encoder.encode("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\na"),
+    );
+    await waitUntil(
+      "two busy connections",
+      () => t.events.filter((e) => e === "shed:evicted").length >= 1 && t.front.connections === 2,
+    );
+    // …and with every connection busy, a newcomer is refused.
+    const refused = await t.connect();
+    await refused.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const text = await readToEnd(refused);
+    assert.match(text, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    assert.match(text, /retry-after: 1\r\n/);
+    assert.match(text, /connections\.max/);
+    assert.ok(t.events.includes("shed:connection_limit"), t.events.join());
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront refuses a request that could smuggle another, before the server sees it", async () => {
+  const t = await frontFor();
+  try {
+    const conn = await t.connect();
+    await conn.write(
+      encoder.encode(
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n",
+      ),
+    );
+    assert.match(
+      await readToEnd(conn),
+      /^HTTP\/1\.1 400 Bad Request\r\n[^]*both Content-Length and Transfer-Encoding/,
+    );
+    const spoof = await t.connect();
+    await spoof.write(
+      encoder.encode(`GET / HTTP/1.1\r\nHost: x\r\n${PEER_HEADER}: 10.1.2.3\r\n\r\n`),
+    );
+    assert.match(await readToEnd(spoof), /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.equal(t.seen.length, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront disconnects a client that stops taking its answer", async () => {
+  const chunk = new Uint8Array(64 * 1024).fill(120);
+  // An endless answer: the server has bytes for the client as long as it is connected.
+  const t = await frontFor({}, () =>
+    new Response(
+      new ReadableStream({ pull: (controller) => controller.enqueue(chunk) }),
+    ));
+  try {
+    const reader = await t.connect();
+    await reader.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    await within("the answer to start", reader.read(new Uint8Array(100)));
+    // The client reads nothing more: once the socket buffers are full, the front's write
+    // waits. Each look moves the clock past the limit, so the first tick after that cuts it.
+    await waitUntil("the stalled client to be disconnected", () => {
+      t.advance(61_000);
+      return t.front.connections === 0;
+    }, { every: 100 });
+    assert.deepEqual(t.events, ["timeout:send"]);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("defaultMaxConnections() leaves descriptors for everything else, within bounds", () => {
+  assert.equal(defaultMaxConnections(undefined), 1_000);
+  assert.equal(defaultMaxConnections(1_024), 170);
+  assert.equal(defaultMaxConnections(20_000), 6_496);
+  assert.equal(defaultMaxConnections(1_048_576), 10_000);
+  assert.equal(defaultMaxConnections(256), 16);
+});
