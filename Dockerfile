@@ -8,12 +8,14 @@ FROM denoland/deno:2.9.6
 RUN mkdir -p /var/lib/gatehouse /etc/gatehouse \
   && chown deno:deno /var/lib/gatehouse
 WORKDIR /app
-COPY --chown=deno:deno deno.json deno.lock main.ts ./
+COPY --chown=deno:deno deno.json main.ts ./
+# The gateway's part of deno.lock only (scripts/runtime_lock.ts): no test or bench packages.
+COPY --chown=deno:deno deno.runtime.lock ./deno.lock
 COPY --chown=deno:deno src ./src
 
 USER deno
 # Fetch and type-check every dependency at build time, none at start.
-RUN deno cache main.ts
+RUN deno cache --frozen main.ts
 
 ENV GATEHOUSE_CONFIG=/etc/gatehouse/config.yaml
 VOLUME ["/var/lib/gatehouse"]

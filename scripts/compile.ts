@@ -44,6 +44,9 @@ async function git(...args: string[]): Promise<string> {
 export function compileArgs(extra: string[]): string[] {
   return [
     "compile",
+    // Only the gateway's own packages, at deno.lock's versions (scripts/runtime_lock.ts).
+    "--lock=deno.runtime.lock",
+    "--frozen",
     ...RUNTIME_PERMISSIONS,
     "--unstable-kv",
     "--output",
