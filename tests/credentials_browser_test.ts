@@ -1,8 +1,8 @@
 /**
  * The credential pages in a real browser (Debian's Chromium, driven by playwright-core): an
  * MCP client's sign-in through the services step, connecting a service account at a second
- * OAuth provider, manual tokens on /my/tokens, CSRF refusals and disconnecting. Screenshots of
- * each page land in tests/output/screenshots/.
+ * OAuth provider, manual tokens on /my/tokens, CSRF refusals, disconnecting and signing out.
+ * Screenshots of each page land in tests/output/screenshots/.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -46,7 +46,7 @@ async function assertLabelled(page: Page): Promise<void> {
   assert.deepEqual(unnamed, []);
 }
 
-Deno.test("credential pages in Chromium: sign-in with the services step, manual tokens, CSRF, disconnect", async (t) => {
+Deno.test("credential pages in Chromium: sign-in with the services step, manual tokens, CSRF, disconnect, sign-out", async (t) => {
   const setup = await startCredentialGateway();
   const browser = await launchBrowser();
   const context = await browser.newContext();
@@ -177,6 +177,64 @@ Deno.test("credential pages in Chromium: sign-in with the services step, manual 
       assert.ok(setup.linear.revocations >= 1);
       assert.equal(await linearAccountOf(setup, token), 401);
     });
+
+    await t.step(
+      "signing out: a link or a form from another site changes nothing; the Sign out button ends the sign-in, and the old cookie no longer works",
+      async () => {
+        const ssoCookie = async () =>
+          (await context.cookies(setup.url)).find((c) => c.name === "gatehouse_sso")?.value;
+        const cookie = await ssoCookie();
+        assert.ok(cookie, "signed in");
+        // What a browser replaying the cookie gets from /my/tokens: the page, or the login.
+        const replay = async () => {
+          const response = await fetch(`${setup.url}/my/tokens`, {
+            headers: { cookie: `gatehouse_sso=${cookie}` },
+            redirect: "manual",
+          });
+          await response.body?.cancel();
+          return response.status === 200
+            ? "signed in"
+            : `${response.status} to ${response.headers.get("location")?.split("?")[0]}`;
+        };
+        assert.equal(await replay(), "signed in");
+
+        // Another site (localhost is not the site 127.0.0.1): a link to the logout URL, which
+        // a top-level navigation follows with the cookie, then a form posted to it.
+        const logout = `${setup.url}/logout`;
+        const forged = (body: string) =>
+          page.route(
+            "http://localhost:9/forged",
+            (route) => route.fulfill({ contentType: "text/html", body }),
+            { times: 1 },
+          );
+        await forged(`<a href="${logout}">win a prize</a>`);
+        await page.goto("http://localhost:9/forged");
+        const heading = page.getByRole("heading", { level: 1 });
+        await page.getByRole("link", { name: "win a prize" }).click();
+        await page.waitForURL(logout);
+        assert.equal(await ssoCookie(), cookie, "a GET leaves the browser its cookie");
+        assert.equal(await heading.innerText(), "Sign out of Gatehouse?");
+        await forged(`<img src="${logout}" alt="" onerror="document.forms[0].submit()">
+          <form method="post" action="${logout}"><input name="csrf" value="forged"></form>`);
+        await page.goto("http://localhost:9/forged");
+        await page.waitForURL(logout);
+        assert.equal(await ssoCookie(), cookie, "a forged form leaves the browser its cookie");
+        assert.equal(await heading.innerText(), "You were not signed out");
+        await screenshot(page, "11-forged-logout-refused");
+        assert.equal(await replay(), "signed in");
+
+        await page.goto(`${setup.url}/my/tokens`);
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await page.getByRole("heading", { name: "You are signed out" }).waitFor();
+        await screenshot(page, "12-signed-out");
+        assert.equal(await ssoCookie(), undefined, "the cookie is cleared");
+        assert.equal(
+          await replay(),
+          `302 to ${setup.idp.issuer}/auth`,
+          "the old cookie, replayed, must sign in again",
+        );
+      },
+    );
   } finally {
     await client?.close();
     await browser.close();

@@ -191,6 +191,102 @@ Deno.test("login callback: unknown state and a foreign browser get pages; logout
   }
 });
 
+Deno.test("logout: a GET or a POST without this session's CSRF token leaves the sign-in alone; the form's POST ends it on the server, so the old cookie no longer signs in", async () => {
+  const setup = await startOAuthGateway();
+  try {
+    const client = await registerClient(setup.url);
+    const agent = new UserAgent();
+    await obtainCode(agent, setup.url, client.client_id, `${setup.url}/alpha`);
+    const cookie = agent.cookies(new URL(setup.url)).get("gatehouse_sso");
+    assert.ok(cookie, "signed in");
+    const withCookie = (value: string) => ({ cookie: `gatehouse_sso=${value}` });
+    // A signed-in browser gets its code without the company login (consent is remembered).
+    const signedIn = async (value: string): Promise<boolean> => {
+      const params = await authorizeParams(client.client_id, {}, `${setup.url}/alpha`);
+      const response = await fetch(`${setup.url}/authorize?${params}`, {
+        headers: withCookie(value),
+        redirect: "manual",
+      });
+      await response.body?.cancel();
+      const location = response.headers.get("location") ?? "";
+      if (location.startsWith(REDIRECT_URI)) return true;
+      if (location.startsWith(setup.idp.issuer)) return false;
+      throw new Error(`/authorize answered ${response.status} to ${location}`);
+    };
+    assert.equal(await signedIn(cookie), true);
+
+    // A link or an image on another site, followed with the cookie: the page, never a sign-out.
+    const get = await agent.request(`${setup.url}/logout`);
+    const page = await get.text();
+    assert.equal(get.status, 200);
+    assert.equal(get.headers.get("set-cookie"), null);
+    assert.match(page, /Sign out of Gatehouse\?/);
+    assert.match(page, /<form method="post" action="\/logout">/);
+    assert.match(get.headers.get("content-security-policy")!, /form-action 'self'/);
+    assert.equal(await signedIn(cookie), true, "a GET does not sign out");
+
+    const post = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(`${setup.url}/logout`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams(fields),
+        redirect: "manual",
+      });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
+    // Bob's own page gives him a valid token for his session, not for Alice's.
+    setup.idp.loginAs = { email: "bob@example.com" };
+    const bob = new UserAgent();
+    await obtainCode(bob, setup.url, client.client_id, `${setup.url}/alpha`);
+    const bobsCsrf = /name="csrf" value="([^"]+)"/.exec(
+      await (await bob.request(`${setup.url}/logout`)).text(),
+    )![1];
+    assert.notEqual(bobsCsrf, csrf);
+    for (
+      const [what, fields, headers] of [
+        ["no CSRF token", {}, withCookie(cookie)],
+        [
+          "a wrong CSRF token",
+          { csrf: csrf.slice(0, -1) + (csrf.endsWith("A") ? "B" : "A") },
+          withCookie(cookie),
+        ],
+        ["another person's CSRF token", { csrf: bobsCsrf }, withCookie(cookie)],
+        // A cross-site form post: SameSite=Lax keeps the cookie home, so none arrives.
+        ["the right CSRF token but no cookie", { csrf }, {}],
+        ["a stale cookie", { csrf }, withCookie("Z".repeat(43))],
+      ] as const
+    ) {
+      const refused = await post(fields, headers);
+      assert.equal(refused.status, 403, what);
+      assert.equal(refused.headers.get("set-cookie"), null, `${what}: no cookie is touched`);
+      assert.match(refused.headers.get("content-security-policy")!, /frame-ancestors 'none'/);
+      assert.match(await refused.text(), /You were not signed out/, what);
+      assert.equal(await signedIn(cookie), true, `${what}: the sign-in lives`);
+    }
+
+    const out = await agent.submitForm(new URL(`${setup.url}/logout`), page, {}, () => false);
+    assert.equal(out.response.status, 200);
+    assert.match(out.body, /You are signed out/);
+    assert.match(out.response.headers.get("set-cookie")!, /^gatehouse_sso=; Path=\/; Max-Age=0/);
+    assert.equal(agent.cookies(new URL(setup.url)).has("gatehouse_sso"), false);
+    assert.equal(await signedIn(cookie), false, "the old cookie, replayed, is not signed in");
+    const again = await (await fetch(`${setup.url}/logout`, { headers: withCookie(cookie) }))
+      .text();
+    assert.match(again, /You are not signed in/);
+    assert.doesNotMatch(again, /name="csrf"/);
+    const replayed = await post({ csrf }, withCookie(cookie));
+    assert.equal(replayed.status, 403, "the old cookie and token cannot sign out twice");
+    await replayed.body?.cancel();
+
+    const idpVisits = () =>
+      agent.visited.filter((u) => u.startsWith(`${setup.idp.issuer}/auth?`)).length;
+    const visits = idpVisits();
+    await obtainCode(agent, setup.url, client.client_id, `${setup.url}/alpha`);
+    assert.equal(idpVisits(), visits + 1, "signing in again goes through the company login");
+  } finally {
+    await setup.close();
+  }
+});
+
 Deno.test("metadata: RFC 8414 and RFC 9728 documents, their path forms, and client lookup", async () => {
   const setup = await startOAuthGateway();
   try {

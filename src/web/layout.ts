@@ -40,6 +40,7 @@ button:focus-visible, .button:focus-visible, a:focus-visible, input:focus-visibl
 a { color: var(--accent); }
 form.inline { display: inline; }
 header nav { display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
+header nav button { padding: 4px 12px; }
 h2 { font-size: 1.12rem; margin: 0; }
 .service { border-top: 1px solid var(--line); padding: 22px 0 4px; }
 .service:first-of-type { border-top: 0; padding-top: 4px; }
@@ -58,12 +59,19 @@ input[type=password], input[type=text] { font: inherit; width: 100%; padding: 10
 a.button.primary { background: var(--accent); color: var(--accent-fg); border-color: var(--accent); }
 `;
 
+export interface AccountNav {
+  /** The gateway's base path. */
+  basePath: string;
+  /** This SSO session's CSRF token: signing out is a POST carrying it. */
+  csrf: string;
+}
+
 export interface LayoutOptions {
   title: string;
   /** Shown at the right of the header: who is signed in. */
   signedInAs?: string;
-  /** With signedInAs: the gateway's base path, for the header's links. */
-  basePath?: string;
+  /** With signedInAs: the header's links and its Sign out form. */
+  account?: AccountNav;
   /** Extra origins forms on this page may be redirected to (the client's redirect URI). */
   formTargets?: string[];
 }
@@ -88,14 +96,19 @@ export function layout(options: LayoutOptions, body: Html): Html {
       <body>
         <header><span class="brand">Gatehouse</span>${options.signedInAs
           ? html`<nav aria-label="Account"><span class="muted">Signed in as ${options.signedInAs}</span>${
-            options.basePath !== undefined
-              ? html`<a href="${options.basePath}/my/tokens">Your connections</a><a href="${options.basePath}/logout">Sign out</a>`
-              : ""
+            options.account ? accountLinks(options.account) : ""
           }</nav>`
           : ""}</header>
         <main id="main">${body}</main>
       </body>
     </html>
+  `;
+}
+
+function accountLinks({ basePath, csrf }: AccountNav): Html {
+  return html`
+    <a href="${basePath}/my/tokens">Your connections</a><form class="inline" method="post"
+      action="${basePath}/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>
   `;
 }
 

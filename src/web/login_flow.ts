@@ -19,7 +19,14 @@ import type { Logger } from "../observability/logger.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { clearCookie, type CookiePolicy, readCookie, setCookie } from "./cookies.ts";
-import { consentPage, errorPage, signedOutPage, signOutPage } from "./pages.ts";
+import {
+  consentPage,
+  errorPage,
+  notSignedInPage,
+  signedOutPage,
+  signOutPage,
+  signOutRefusedPage,
+} from "./pages.ts";
 import { type PendingAuthorization, PendingAuthorizations } from "./pending_authorizations.ts";
 import type { SsoSession, SsoSessions } from "./sso.ts";
 
@@ -376,10 +383,13 @@ export class LoginFlow {
     return new Response(null, { status: 302, headers: { location: location.href, ...NO_STORE } });
   }
 
-  /** GET /logout: a confirmation form (signing out is a POST, so links cannot do it). */
+  /**
+   * GET /logout: a confirmation form. Signing out is a POST carrying this session's CSRF
+   * token, so a link or an image on another site cannot do it.
+   */
   async logoutPage(request: Request): Promise<Response> {
     const session = await this.deps.sso.fromRequest(request);
-    if (!session) return await signedOutPage({});
+    if (!session) return await notSignedInPage();
     const person = session.identity.email ?? session.identity.subject;
     const action = `${this.#basePath}/logout`;
     return await signOutPage(person, await this.deps.sso.csrfToken(session), action);
@@ -388,11 +398,14 @@ export class LoginFlow {
   /** POST /logout: ends the SSO session server-side and clears its cookie. */
   async logout(request: Request, form: URLSearchParams): Promise<Response> {
     const session = await this.deps.sso.fromRequest(request);
-    if (session && !(await this.deps.sso.checkCsrf(session, form.get("csrf")))) {
-      return await errorPage(403, "This form has expired", "Reload the page and try again.");
+    // No session is refused too, cookie untouched: a form posted from another site arrives
+    // without the cookie (SameSite=Lax), and a Set-Cookie clearing it in the answer would
+    // still sign the person out of their browser.
+    if (!session || !(await this.deps.sso.checkCsrf(session, form.get("csrf")))) {
+      return await signOutRefusedPage(`${this.#basePath}/logout`);
     }
     const cookie = await this.deps.sso.end(session);
-    if (session) this.deps.logger.info("logout", { subject: session.identity.subject });
+    this.deps.logger.info("logout", { subject: session.identity.subject });
     return await signedOutPage({ "set-cookie": cookie });
   }
 }

@@ -85,6 +85,39 @@ export function signedOutPage(headers: Record<string, string>): Promise<Response
   );
 }
 
+/** GET /logout in a browser with no live sign-in. */
+export function notSignedInPage(): Promise<Response> {
+  return pageResponse(
+    200,
+    { title: "Not signed in" },
+    html`
+      <div class="card" role="status">
+        <h1>You are not signed in</h1>
+        <p>This browser has no Gatehouse sign-in to end.</p>
+      </div>
+    `,
+  );
+}
+
+/**
+ * A POST /logout without this sign-in's CSRF token: nothing changed. `action` is the logout
+ * page, whose own form can sign the person out.
+ */
+export function signOutRefusedPage(action: string): Promise<Response> {
+  return pageResponse(
+    403,
+    { title: "You were not signed out" },
+    html`
+      <div class="card" role="alert">
+        <h1>You were not signed out</h1>
+        <p>This request to sign out did not come from a Gatehouse page open in this browser, so
+          nothing was changed: if you were signed in, you still are.</p>
+        <p>To sign out, use <a href="${action}">the Sign out page</a>.</p>
+      </div>
+    `,
+  );
+}
+
 export function signOutPage(person: string, csrf: string, action: string): Promise<Response> {
   return pageResponse(
     200,

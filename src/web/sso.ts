@@ -64,10 +64,8 @@ export class SsoSessions {
   }
 
   /** Ends the session server-side; returns the Set-Cookie header that clears it. */
-  async end(session: SsoSession | undefined): Promise<string> {
-    if (session) {
-      await this.options.store.delete(KEYS.ssoSession(await sha256Base64Url(session.id)));
-    }
+  async end(session: SsoSession): Promise<string> {
+    await this.options.store.delete(KEYS.ssoSession(await sha256Base64Url(session.id)));
     return clearCookie(this.options.cookies, SSO_COOKIE);
   }
 

@@ -189,7 +189,11 @@ function noticeBlock(notice: Notice | undefined): Html {
 export function myTokensPage(views: ServiceView[], ctx: PageContext): Promise<Response> {
   return pageResponse(
     200,
-    { title: "Your connections", signedInAs: ctx.person, basePath: ctx.basePath },
+    {
+      title: "Your connections",
+      signedInAs: ctx.person,
+      account: { basePath: ctx.basePath, csrf: ctx.csrf },
+    },
     html`
       <div class="card">
         <h1>Your connections</h1>
@@ -220,7 +224,11 @@ export function servicesPage(
   const client = step.clientName ?? "Your application";
   return pageResponse(
     200,
-    { title: "Connect your services", signedInAs: ctx.person, basePath: ctx.basePath },
+    {
+      title: "Connect your services",
+      signedInAs: ctx.person,
+      account: { basePath: ctx.basePath, csrf: ctx.csrf },
+    },
     html`
       <div class="card">
         <h1>Connect your services</h1>
