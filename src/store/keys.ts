@@ -1,11 +1,48 @@
 /** Every Deno KV key prefix the gateway writes, in one place so that none collide. */
+import { createHash } from "node:crypto";
+import type { StoreKey } from "./store.ts";
+
+/** Deno KV refuses a key whose encoding is longer than this ("Key too large for write"). */
+export const MAX_KEY_BYTES = 2048;
+/** A key part up to this long (encoded) is never hashed. */
+export const MAX_PLAIN_PART_BYTES = 200;
+
+/**
+ * The key made of `parts`, short enough for Deno KV whatever the parts hold. Some parts come
+ * from outside (the identity provider's subject, a metadata document's URL as client_id) and
+ * may be kilobytes long, which KV refuses. A key that fits is kept exactly as it is, so every
+ * record stored before this existed is still found under its old key; only a key that would be
+ * refused has its long parts (over MAX_PLAIN_PART_BYTES) replaced by their SHA-256. The digest
+ * is a byte array, a type no string part can equal, so a crafted short identifier never lands
+ * on a hashed one. At most five parts of at most MAX_PLAIN_PART_BYTES each stay under the limit.
+ */
+export function boundedKey(parts: readonly string[]): StoreKey {
+  const sizes = parts.map(encodedSize);
+  if (sizes.reduce((sum, size) => sum + size, 0) <= MAX_KEY_BYTES) return parts;
+  return parts.map((part, i) =>
+    sizes[i] > MAX_PLAIN_PART_BYTES
+      ? new Uint8Array(createHash("sha256").update(part).digest())
+      : part
+  );
+}
+
+/** Deno KV's encoding of a string part: a type byte, UTF-8 with each NUL doubled, a NUL. */
+function encodedSize(part: string): number {
+  const bytes = new TextEncoder().encode(part);
+  return bytes.length + bytes.filter((b) => b === 0).length + 2;
+}
+
+/**
+ * Keys named by a digest the gateway computed stay plain tuples (43 characters, always short);
+ * every key with an identifier in it goes through `boundedKey`.
+ */
 export const KEYS = {
   /** The generated master secret, when the config gives none. */
   masterSecret: ["gatehouse", "master-secret"] as const,
   /** A registered OAuth client by id. */
-  client: (clientId: string) => ["oauth", "client", clientId] as const,
+  client: (clientId: string) => boundedKey(["oauth", "client", clientId]),
   /** An /authorize request waiting for the person to log in or consent. */
-  authorizeRequest: (id: string) => ["oauth", "authorize", id] as const,
+  authorizeRequest: (id: string) => boundedKey(["oauth", "authorize", id]),
   /** The state of a login round trip at the identity provider, by hash of the state. */
   login: (stateHash: string) => ["oauth", "login", stateHash] as const,
   /** An authorization code, by hash; and the marker left when it is redeemed. */
@@ -15,16 +52,16 @@ export const KEYS = {
   refresh: (hash: string) => ["oauth", "refresh", hash] as const,
   usedRefresh: (hash: string) => ["oauth", "refresh-used", hash] as const,
   /** A grant: everything issued from one authorization code, revocable as a whole. */
-  family: (id: string) => ["oauth", "family", id] as const,
+  family: (id: string) => boundedKey(["oauth", "family", id]),
   /** A browser single sign-on session, by hash of its cookie. */
   ssoSession: (hash: string) => ["web", "sso", hash] as const,
   /** A person's approval of a client. */
-  consent: (userId: string, clientId: string) => ["web", "consent", userId, clientId] as const,
+  consent: (userId: string, clientId: string) => boundedKey(["web", "consent", userId, clientId]),
   /** A person's sealed credential for a service. */
   credential: (userId: string, service: string) =>
-    ["credentials", "user", userId, service] as const,
+    boundedKey(["credentials", "user", userId, service]),
   /** A client session another replica may continue (its backend speaks Streamable HTTP). */
-  sharedSession: (sessionId: string) => ["mcp", "session", sessionId] as const,
+  sharedSession: (sessionId: string) => boundedKey(["mcp", "session", sessionId]),
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
   serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;

@@ -7,13 +7,62 @@ import type { Store, StoreCheck, StoreEntry, StoreKey, StoreWrite } from "./stor
 
 const COMMIT_ATTEMPTS = 8;
 
-export async function openKvStore(path: string): Promise<Store> {
-  if (path !== ":memory:" && !/^https?:\/\//.test(path)) {
-    const dir = path.replace(/[^/]*$/, "");
-    if (dir) await Deno.mkdir(dir, { recursive: true });
-  }
+/** Hears of a storage file whose mode could not be made private (not ours, say); it is still used. */
+export type StorageWarning = (message: string, fields: Record<string, unknown>) => void;
+
+export async function openKvStore(path: string, warn: StorageWarning = () => {}): Promise<Store> {
+  const local = path !== ":memory:" && !/^https?:\/\//.test(path);
+  if (local) await prepareLocalFile(path, warn);
   const kv = await Deno.openKv(path);
+  if (local) await tightenModes(COMPANIONS.map((suffix) => path + suffix), warn);
   return new KvStore(kv);
+}
+
+/** SQLite's write-ahead log and shared-memory index beside the database file. */
+const COMPANIONS = ["", "-wal", "-shm"];
+
+/**
+ * The KV file holds the generated master secret, people's sealed credentials and their grants.
+ * Outside the shipped systemd unit (UMask=0077) a umask of 022 would leave it readable by every
+ * local user. `Deno.umask` needs --allow-sys, which the compiled binary is not given, so the
+ * modes are set on the files instead: a directory created here is 0700; the database file is
+ * created 0600 before SQLite opens it, and SQLite gives its -wal and -shm files the database
+ * file's mode, so no byte is ever written to a file others can open. Existing files lose their
+ * group and other bits and gain none; an existing directory (it may be /var/lib) is left alone.
+ */
+async function prepareLocalFile(path: string, warn: StorageWarning): Promise<void> {
+  const dir = path.replace(/[^/]*$/, "");
+  if (dir) await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    await Deno.writeFile(path, new Uint8Array(), { createNew: true, mode: 0o600 });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  }
+  await tightenModes(COMPANIONS.map((suffix) => path + suffix), warn);
+}
+
+async function tightenModes(files: string[], warn: StorageWarning): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  for (const file of files) {
+    let mode: number | null;
+    try {
+      mode = (await Deno.stat(file)).mode;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
+    if (mode === null || (mode & 0o077) === 0) continue;
+    try {
+      await Deno.chmod(file, mode & 0o7700);
+    } catch (error) {
+      warn("the storage file is readable by other users and its mode could not be changed", {
+        file,
+        mode: (mode & 0o777).toString(8),
+        hint: "chmod 600 it as its owner, or run Gatehouse as the file's owner",
+        error,
+      });
+    }
+  }
 }
 
 class KvStore implements Store {

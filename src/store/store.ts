@@ -1,6 +1,7 @@
 /** The storage interface the gateway depends on; `kv.ts` implements it on Deno KV. */
 
-export type StoreKey = readonly (string | number)[];
+/** A byte-array part is a digest standing for an identifier too long to keep (keys.ts). */
+export type StoreKey = readonly (string | number | Uint8Array)[];
 
 export interface StoreWrite {
   key: StoreKey;
