@@ -6,10 +6,10 @@
  */
 import { createGateway } from "./src/app.ts";
 import { loadConfigFile } from "./src/config/load.ts";
-import { ConfigError } from "./src/config/issues.ts";
+import { ConfigError, formatIssues } from "./src/config/issues.ts";
 import type { ResolvedConfig } from "./src/config/types.ts";
 import { systemClock } from "./src/core/clock.ts";
-import { createLogger } from "./src/observability/logger.ts";
+import { createLogger, type Logger } from "./src/observability/logger.ts";
 import { batchedLineWriter, writeStderr } from "./src/observability/line_writer.ts";
 import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
 import { openKvStore } from "./src/store/kv.ts";
@@ -117,15 +117,29 @@ function serveMetrics(
   );
 }
 
+/** What the file does that is allowed but risky, one line each, at start-up and on reload. */
+function logConfigWarnings(logger: Logger, config: ResolvedConfig, file: string): void {
+  for (const warning of config.warnings) {
+    logger.warn("configuration warning", {
+      file,
+      line: warning.line,
+      path: warning.path.join("."),
+      problem: warning.message,
+      hint: warning.hint,
+    });
+  }
+}
+
 /** Every log line of `serve` goes through here, a turn's lines in one write. */
 const logLines = batchedLineWriter(writeStderr);
 globalThis.addEventListener("unload", () => logLines.flush());
 
 async function serve(config: ResolvedConfig, configPath: string): Promise<number> {
   const logger = createLogger(config.logLevel, logLines);
+  logConfigWarnings(logger, config, configPath);
   let store;
   try {
-    store = await openKvStore(config.storage);
+    store = await openKvStore(config.storage, (message, fields) => logger.warn(message, fields));
   } catch (error) {
     logger.error("cannot open storage", { storage: config.storage, error });
     return EXIT.runtime;
@@ -236,6 +250,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
         gateway,
       );
       logger.info("configuration reloaded", { servers: [...next.servers.keys()] });
+      logConfigWarnings(logger, next, configPath);
     } catch (error) {
       if (!(error instanceof ConfigError)) {
         logger.error("configuration reload failed; keeping the running configuration", { error });
@@ -304,6 +319,9 @@ async function main(args: string[]): Promise<number> {
         config.servers.size === 1 ? "" : "s"
       }: ${[...config.servers.keys()].join(", ")})`,
     );
+    if (config.warnings.length) {
+      console.error(formatIssues(config.warnings, command.configPath, "warning"));
+    }
     return EXIT.ok;
   }
   return await serve(config, command.configPath);

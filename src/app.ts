@@ -35,6 +35,7 @@ import { LoginFlow } from "./web/login_flow.ts";
 import { SsoSessions } from "./web/sso.ts";
 import type { ServerName } from "./core/ids.ts";
 import type { Clock } from "./core/clock.ts";
+import { isLoopbackHost } from "./core/loopback.ts";
 import { Secret } from "./core/secret.ts";
 import { randomBase64Url, randomHex } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
@@ -354,8 +355,28 @@ async function resolveMasterSecret(
 ): Promise<Secret> {
   if (config.secret) return config.secret;
   const stored = await store.setIfAbsent(KEYS.masterSecret, randomBase64Url(48));
-  logger.warn(
-    "no secret configured: using one generated and kept in storage; set secret: ${GATEHOUSE_SECRET} to manage it yourself",
-  );
+  if (looksDeployed(config)) {
+    // The generated secret lies beside what it protects: a copy of the KV file (a backup, a
+    // readable mode, a shared volume) is enough to forge tokens and open stored credentials.
+    logger.warn(
+      "no secret configured: the generated master secret is kept in storage beside the data it protects, so whoever can read the storage file can forge access tokens and open stored credentials; set secret: ${GATEHOUSE_SECRET} from an EnvironmentFile or a secret store",
+      {
+        storage: config.storage,
+        hint:
+          "generate one with: openssl rand -base64 48; list the generated one under previousSecrets so that tokens and credentials already issued stay valid (docs/security.md)",
+      },
+    );
+  } else {
+    logger.info(
+      "no secret configured: using one generated and kept in storage; set secret: ${GATEHOUSE_SECRET} to manage it yourself",
+    );
+  }
   return new Secret(stored);
+}
+
+/** Published over https, or listening where other machines reach it: not a developer's laptop. */
+function looksDeployed(config: ResolvedConfig): boolean {
+  const host = config.listen.hostname;
+  const loopback = isLoopbackHost(host) || host === "::1";
+  return config.baseUrl.startsWith("https:") || !loopback;
 }

@@ -44,6 +44,34 @@ Deno.test("main.ts check lists every error with line and hint, hides secrets (ex
   assert.ok(!result.stderr.includes("short-secret-value"));
 });
 
+Deno.test("main.ts check warns of {{user.token}} in a stdio server's args with line and hint, and still accepts it (exit 0)", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/args.yaml`;
+  await Deno.writeTextFile(
+    path,
+    `baseUrl: https://gatehouse.example.com
+oauth:
+  idp: { provider: oidc, issuer: "https://login.example.com", clientId: g, clientSecret: s }
+  allow: { domains: [example.com] }
+servers:
+  tracker:
+    transport: stdio
+    command: tracker-mcp
+    args: [--verbose, "--token={{user.token}}"]
+    requiresUserToken: true
+`,
+  );
+  const result = await run(["check", "--config", path]);
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, /ok \(1 server: tracker\)/);
+  assert.match(result.stderr, /args\.yaml: 1 warning\n/);
+  assert.match(
+    result.stderr,
+    /args\.yaml:9 servers\.tracker\.args\[1\]: puts the person's token on the backend's command line\n\s+hint: pass it in env: instead; args are visible to every local user in ps/,
+  );
+});
+
 Deno.test("main.ts --version, --help and a bad argument", async () => {
   assert.match((await run(["--version"])).stdout, /^gatehouse \d+\.\d+\.\d+ \(commit dev\)\n$/);
   const help = await run(["--help"]);

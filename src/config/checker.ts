@@ -13,10 +13,16 @@ export type Dict = Record<string, unknown>;
 
 export class Checker {
   readonly issues: ConfigIssue[] = [];
+  /** Allowed, but worth a person's second look: reported, never refused. */
+  readonly warnings: ConfigIssue[] = [];
 
   fail(path: ConfigPath, message: string, hint?: string): undefined {
     this.issues.push({ path, message, hint });
     return undefined;
+  }
+
+  warn(path: ConfigPath, message: string, hint?: string): void {
+    this.warnings.push({ path, message, hint });
   }
 
   /** A mapping; `allowed` lists its keys, or "any" for free-form maps (env, headers). */

@@ -1,4 +1,7 @@
-/** What validation found wrong, collected in full before the gateway refuses to start. */
+/**
+ * What validation found wrong, collected in full before the gateway refuses to start; and what
+ * it found risky but allowed (warnings), which `check` prints and start-up logs.
+ */
 
 export type ConfigPath = (string | number)[];
 
@@ -23,8 +26,12 @@ export function formatPath(path: ConfigPath): string {
     .join("");
 }
 
-export function formatIssues(issues: ConfigIssue[], file?: string): string {
-  const head = `${file ?? "configuration"}: ${issues.length} error${
+export function formatIssues(
+  issues: ConfigIssue[],
+  file?: string,
+  kind: "error" | "warning" = "error",
+): string {
+  const head = `${file ?? "configuration"}: ${issues.length} ${kind}${
     issues.length === 1 ? "" : "s"
   }`;
   const lines = issues.map((issue) => {

@@ -49,6 +49,9 @@ export function parseConfigText(text: string, env: EnvLookup, file?: string): Re
     }
     throw new ConfigError(issues, file);
   }
+  for (const warning of result.warnings) {
+    warning.line ??= lineOf(doc.contents, warning.path, lineCounter);
+  }
   return result.config;
 }
 

@@ -407,3 +407,29 @@ servers:
   assert.deepEqual(secrets("db"), ["arg-key-value", "db-password-value"]);
   assert.deepEqual(secrets("api"), ["tenant-value", "api-key-value"]);
 });
+
+Deno.test("parseConfigText() warns, and still accepts, when a stdio server's args carry {{user.token}}", () => {
+  const config = parseConfigText(
+    `${OAUTH_SECTION}servers:
+  inargs:
+    transport: stdio
+    command: x
+    args: [--verbose, "--token={{ user.token }}"]
+    requiresUserToken: true
+  inenv:
+    transport: stdio
+    command: x
+    args: ["--user={{user.email}}"]
+    env: { TOKEN: "{{user.token}}" }
+    requiresUserToken: true
+`,
+    env({}),
+    "config.yaml",
+  );
+  assert.deepEqual(config.warnings, [{
+    path: ["servers", "inargs", "args", 1],
+    message: "puts the person's token on the backend's command line",
+    hint: "pass it in env: instead; args are visible to every local user in ps",
+    line: 8,
+  }]);
+});

@@ -175,7 +175,9 @@ const STDIO: Record<string, JsonSchema> = {
   command: text("The program to start, one process per client session.", {
     examples: ["npx", "/usr/local/bin/postgres-mcp"],
   }),
-  args: list(`Its arguments.${placeholders}`),
+  args: list(
+    `Its arguments.${placeholders} Every local user sees a process's arguments (ps), so pass {{user.token}} and secrets in env instead; check and start-up warn of {{user.token}} here.`,
+  ),
   env: {
     type: "object",
     additionalProperties: { type: "string" },
@@ -245,7 +247,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
       { default: "./data/gatehouse.kv" },
     ),
     secret: text(
-      "The master secret (at least 32 bytes); every key is derived from it. Without one, Gatehouse generates one and keeps it in storage.",
+      "The master secret (at least 32 bytes); every key is derived from it. Without one, Gatehouse generates one and keeps it in storage, beside the data it protects (whoever reads the KV file can forge tokens): configure one in production.",
       { examples: ["${GATEHOUSE_SECRET}"] },
     ),
     replicaId: text(

@@ -6,6 +6,7 @@
 import type { Secret } from "../core/secret.ts";
 import type { Rate } from "../core/units.ts";
 import type { ServerName } from "../core/ids.ts";
+import type { ConfigIssue } from "./issues.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -248,4 +249,6 @@ export interface ResolvedConfig {
   servers: Map<ServerName, ServerConfig>;
   /** The authorization server; absent means OAuth endpoints answer 404. */
   oauth?: OAuthConfig;
+  /** What the file does that is allowed but risky (path, line, hint): logged at start-up. */
+  warnings: ConfigIssue[];
 }

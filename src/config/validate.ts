@@ -338,7 +338,16 @@ function parseServer(
       env: c.stringMap(raw.env, [...path, "env"]),
       cwd: c.optionalString(raw.cwd, [...path, "cwd"]),
     };
-    server.args.forEach((arg, i) => c.placeholders(arg, [...path, "args", i]));
+    server.args.forEach((arg, i) => {
+      c.placeholders(arg, [...path, "args", i]);
+      if (passesUserToken(arg)) {
+        c.warn(
+          [...path, "args", i],
+          "puts the person's token on the backend's command line",
+          "pass it in env: instead; args are visible to every local user in ps",
+        );
+      }
+    });
     for (const [key, text] of Object.entries(server.env)) {
       c.placeholders(text, [...path, "env", key]);
     }
@@ -443,6 +452,11 @@ function parseAudit(c: Checker, value: unknown): ResolvedConfig["audit"] {
   };
 }
 
+/** Whether `text` holds `{{user.token}}` (spaces inside the braces allowed). */
+function passesUserToken(text: string): boolean {
+  return [...text.matchAll(PLACEHOLDER)].some((match) => match[1] === "user.token");
+}
+
 /** Plain http to a host other than this machine. */
 function isPlainHttpElsewhere(url: URL): boolean {
   return url.protocol === "http:" && !isLoopbackHttp(url);
@@ -455,7 +469,9 @@ function isPlainHttpElsewhere(url: URL): boolean {
 export function validateConfig(
   input: unknown,
   substitutions: Substitution[] = [],
-): { config: ResolvedConfig; issues: [] } | { config?: undefined; issues: ConfigIssue[] } {
+):
+  | { config: ResolvedConfig; issues: []; warnings: ConfigIssue[] }
+  | { config?: undefined; issues: ConfigIssue[]; warnings: ConfigIssue[] } {
   const c = new Checker();
   const raw = c.object(input, [], TOP_KEYS) ?? {};
   const listen = parseListen(c, raw.listen);
@@ -530,6 +546,9 @@ export function validateConfig(
     servers,
     previousSecrets,
     oauth,
+    warnings: c.warnings,
   };
-  return c.issues.length ? { issues: c.issues } : { config, issues: [] };
+  return c.issues.length
+    ? { issues: c.issues, warnings: c.warnings }
+    : { config, issues: [], warnings: c.warnings };
 }
