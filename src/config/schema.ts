@@ -299,7 +299,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
             "Open client connections at most; more get 503 and are closed. Left out: sized from the process's open-file limit (each connection costs three descriptors; 512 are kept back), at most 10,000.",
         },
         headerTimeout: duration(
-          "A request head must arrive whole within this of its first byte (for a new connection, of its opening); else 408 and the connection is closed.",
+          "A request head must arrive whole within this of its first byte; else 408 (or, after earlier requests on the connection, a close). A connection that sends nothing at all is idle (idleTimeout).",
           "10s",
         ),
         bodyTimeout: duration(
@@ -307,7 +307,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
           "30s",
         ),
         idleTimeout: duration(
-          "A connection with no request under way and no bytes either way for this long is closed. Longer than limits.requestTimeout; left out: 75s, or requestTimeout plus 15s if that is longer.",
+          "A connection with no request under way and no bytes either way for this long is closed, one never used too. Longer than limits.requestTimeout; left out: 75s, or requestTimeout plus 15s if that is longer.",
           "75s",
         ),
         sendTimeout: duration(

@@ -6,9 +6,11 @@
  *
  * - at most `maxConnections` client connections; at the cap, the one waiting longest for a
  *   request head makes room, and when none is waiting a newcomer gets 503;
- * - a request head must arrive whole within `headerTimeout` of its first byte (of the
- *   connection, for the first request), a body within `bodyTimeout` of its head; 408 or close;
- * - a connection with no request under way and no bytes either way for `idleTimeout` is closed;
+ * - a request head must arrive whole within `headerTimeout` of its first byte, a body within
+ *   `bodyTimeout` of its head; 408 (when nothing went through yet on that connection) or close;
+ * - a connection with no request under way and no bytes either way for `idleTimeout` is closed,
+ *   one never used too (clients open connections ahead of need; they are the first to make
+ *   room at the cap);
  * - a client that takes no bytes for `sendTimeout` while the gateway has some for it is closed
  *   (a stream cut for reading too slowly, or a client that stopped reading, frees its socket);
  * - out of file descriptors (EMFILE), it stops accepting for a moment and carries on.
@@ -150,7 +152,7 @@ class FrontConnection {
     this.phaseSince = this.lastActivity = now;
   }
 
-  /** The phase for timing: the first request's head is timed from the connection's start. */
+  /** Waiting for a request head: part of one has come, or nothing at all has been asked yet. */
   get waitingForHead(): boolean {
     return this.framing.phase === "head" || (!this.forwardedAny && this.framing.phase === "idle");
   }
@@ -383,7 +385,9 @@ export class TcpFront {
     for (const connection of this.#connections) {
       if (connection.writingSince > 0 && now - connection.writingSince > sendTimeoutMs) {
         this.#timeout(connection, "send");
-      } else if (connection.waitingForHead && now - connection.phaseSince > headerTimeoutMs) {
+      } else if (
+        connection.framing.phase === "head" && now - connection.phaseSince > headerTimeoutMs
+      ) {
         if (!connection.forwardedAny) this.#refuse(connection.client, HEADER_TIMEOUT);
         this.#timeout(connection, "header", !connection.forwardedAny);
       } else if (
@@ -391,8 +395,10 @@ export class TcpFront {
       ) {
         this.#timeout(connection, "body");
       } else if (
-        connection.framing.phase === "idle" && connection.forwardedAny &&
-        connection.writingSince === 0 && now - connection.lastActivity > idleTimeoutMs
+        // Never used yet counts as idle, not as a slow head: clients open connections ahead of
+        // need and keep them in a pool, and a 408 there fails the request they later send on it.
+        connection.framing.phase === "idle" && connection.writingSince === 0 &&
+        now - connection.lastActivity > idleTimeoutMs
       ) {
         this.#timeout(connection, "idle");
       }
