@@ -22,11 +22,17 @@ export async function readAllCapped(
     }
     chunks.push(value);
   }
-  const all = new Uint8Array(size);
+  return concatBytes(chunks, size);
+}
+
+/** The parts one after another in one array (the part itself when there is only one). */
+export function concatBytes(parts: Uint8Array[], total?: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const all = new Uint8Array(total ?? parts.reduce((sum, part) => sum + part.byteLength, 0));
   let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
+  for (const part of parts) {
+    all.set(part, offset);
+    offset += part.byteLength;
   }
   return all;
 }

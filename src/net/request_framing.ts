@@ -9,6 +9,8 @@
  * Bodies pass through untouched; only heads are rewritten (one header line added).
  */
 
+import { concatBytes } from "../core/streams.ts";
+
 /** The header the front adds: the address the request came from. Clients may not send it. */
 export const PEER_HEADER = "x-gatehouse-peer";
 
@@ -101,7 +103,7 @@ export class RequestFraming {
       result.error = { status: 431, reason: "the request head is too large" };
       return chunk.length;
     }
-    const head = concat(this.#head, this.#headBytes);
+    const head = concatBytes(this.#head, this.#headBytes);
     this.#head = [];
     this.#headBytes = 0;
     const checked = this.#checkHead(head);
@@ -297,15 +299,4 @@ function isOnlyBlankLines(parts: Uint8Array[], chunk: Uint8Array, at: number, i:
   for (const part of parts) for (const byte of part) if (byte !== CR && byte !== LF) return false;
   for (let j = at; j <= i; j++) if (chunk[j] !== CR && chunk[j] !== LF) return false;
   return true;
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const joined = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    joined.set(part, offset);
-    offset += part.length;
-  }
-  return joined;
 }

@@ -19,6 +19,7 @@
  * (request_framing.ts), which the server side reads back (`peerOf`). Everything else about
  * HTTP stays `Deno.serve`'s.
  */
+import { concatBytes } from "../core/streams.ts";
 import type { Logger } from "../observability/logger.ts";
 import { type FramingError, PEER_HEADER, RequestFraming } from "./request_framing.ts";
 
@@ -117,18 +118,6 @@ const HEADER_TIMEOUT = errorResponse(
 
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
-}
-
-function joined(parts: Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const part of parts) total += part.length;
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    bytes.set(part, at);
-    at += part.length;
-  }
-  return bytes;
 }
 
 function isEmfile(error: unknown): boolean {
@@ -343,7 +332,7 @@ export class TcpFront {
         if (framing.phase !== before || result.heads > 0) connection.phaseSince = now;
         // One write for what one read brought (a head and its body, usually): a syscall each.
         if (result.forward.length === 1) await writeAll(upstream, result.forward[0]);
-        else if (result.forward.length > 1) await writeAll(upstream, joined(result.forward));
+        else if (result.forward.length > 1) await writeAll(upstream, concatBytes(result.forward));
         if (result.heads > 0) connection.forwardedAny = true;
       }
       // The client is done sending; the server may still be answering.
