@@ -372,6 +372,8 @@ export class TcpFront {
     const now = this.#now();
     const { headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, sendTimeoutMs } = this.options.limits;
     for (const connection of this.#connections) {
+      // Closed but not yet gone from the set (its loops are still winding down): once is enough.
+      if (connection.closed) continue;
       if (connection.writingSince > 0 && now - connection.writingSince > sendTimeoutMs) {
         this.#timeout(connection, "send");
       } else if (
