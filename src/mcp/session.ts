@@ -69,6 +69,12 @@ export class Session {
   /** Protocol version agreed at initialize; 2025-03-26 until then (the spec's default). */
   protocolVersion = "2025-03-26";
   lastActivity: number;
+  /**
+   * Which session was active last, as a sequence: two sessions active in the same millisecond
+   * still have an order (the least recently used one makes room at the limit).
+   */
+  recency: number;
+  static #activity = 0;
   /** Open client streams; a session holding one is not idle. */
   openStreams = 0;
   /** What the client said it can do, from its initialize request. */
@@ -90,6 +96,7 @@ export class Session {
     this.server = options.server;
     this.principal = options.principal;
     this.lastActivity = options.now();
+    this.recency = ++Session.#activity;
     const transport = options.backend.transport;
     transport.onmessage = (message) => this.#fromBackend(message);
     transport.onerror = (error) => this.#backendError(error);
@@ -125,9 +132,15 @@ export class Session {
     await this.#options.backend.transport.start();
   }
 
+  /** Marks the session active now (a message, or the end of one of its streams). */
+  touch(): void {
+    this.lastActivity = this.#options.now();
+    this.recency = ++Session.#activity;
+  }
+
   /** A message from the client. Errors for requests are answered through the channel. */
   async fromClient(message: JSONRPCMessage): Promise<void> {
-    this.lastActivity = this.#options.now();
+    this.touch();
     const classified = classify(message);
     if (!classified) return;
     if (this.#closed) {
@@ -260,7 +273,7 @@ export class Session {
   }
 
   #fromBackend(message: JSONRPCMessage): void {
-    this.lastActivity = this.#options.now();
+    this.touch();
     const classified = classify(message);
     if (!classified) return;
     if (classified.kind === "response") {

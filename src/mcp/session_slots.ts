@@ -22,6 +22,8 @@ export interface SlotHolder {
   /** Undefined while the session is still being set up for its first request. */
   readonly channel: unknown;
   readonly lastActivity: number;
+  /** The order of last activity (a sequence, so the same millisecond still orders). */
+  readonly recency: number;
   /** Settles once the session has ended and its backend has stopped. */
   readonly stopped: Promise<void>;
   close(reason: string): Promise<void>;
@@ -133,7 +135,7 @@ function handOver(held: Set<Slot>): Slot | undefined {
     if (!holder || slot.claimed) continue;
     if (holder.closed) return slot;
     if (holder.channel === undefined || holder.pendingCount > 0 || holder.openStreams > 0) continue;
-    if (!idle || holder.lastActivity < idle.holder!.lastActivity) idle = slot;
+    if (!idle || holder.recency < idle.holder!.recency) idle = slot;
   }
   return idle;
 }

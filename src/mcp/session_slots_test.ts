@@ -12,6 +12,10 @@ class Holder implements SlotHolder {
 
   constructor(readonly name: string, public lastActivity: number) {}
 
+  get recency(): number {
+    return this.lastActivity;
+  }
+
   get stopped(): Promise<void> {
     return this.#stopped.promise;
   }

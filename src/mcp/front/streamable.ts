@@ -175,7 +175,7 @@ export async function handleStreamableGet(request: Request, ctx: FrontContext): 
       "Conflict: this session already has an open GET stream",
     );
   }
-  void holdStream(ctx, session, writer).then(() => session.lastActivity = Date.now());
+  void holdStream(ctx, session, writer).then(() => session.touch());
   return new Response(writer.body, {
     headers: { ...SSE_HEADERS, [SESSION_HEADER]: session.id },
   });
