@@ -9,18 +9,11 @@ import { authorizeInBrowser } from "./fixtures/oauth_client.ts";
 import { startOAuthGateway } from "./fixtures/oauth_gateway.ts";
 import { registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { ephemeralPort } from "./fixtures/ports.ts";
 import { within } from "./fixtures/waits.ts";
 
 const SUITE = "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12";
 const LIMIT_MS = 90_000;
-
-/** A port free now, for the suite's callback server; the suite binds it itself. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** One run of the suite, driving its sign-in; the suite's output and exit status. */
 async function runSuite(
@@ -90,11 +83,11 @@ Deno.test("conformance authorization: metadata endpoint and authorization code g
     const client = await registerClient(setup.url, {
       redirect_uris: ["http://127.0.0.1:9/callback"],
     });
-    let run = await runSuite(setup.url, client.client_id, freePort(), cwd);
+    let run = await runSuite(setup.url, client.client_id, ephemeralPort(), cwd);
     // The suite binds the callback port itself; should a parallel test have taken it in between,
     // run it again on another one.
     for (let again = 0; again < 3 && /EADDRINUSE/.test(run.output); again++) {
-      run = await runSuite(setup.url, client.client_id, freePort(), cwd);
+      run = await runSuite(setup.url, client.client_id, ephemeralPort(), cwd);
     }
     const { output, code } = run;
     const results = new Map<string, string>();

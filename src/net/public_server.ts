@@ -5,14 +5,8 @@
  * directly, as nothing there listens to strangers.
  */
 import type { Logger } from "../observability/logger.ts";
-import {
-  defaultMaxConnections,
-  type FrontEvents,
-  type FrontLimits,
-  openFileLimit,
-  peerOf,
-  TcpFront,
-} from "./tcp_front.ts";
+import { defaultMaxConnections, openFileLimit } from "./descriptors.ts";
+import { type FrontEvents, type FrontLimits, peerOf, TcpFront } from "./tcp_front.ts";
 
 export interface PublicServer {
   /** Where clients connect (the port the kernel chose, when 0 was asked for). */

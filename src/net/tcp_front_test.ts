@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createLogger } from "../observability/logger.ts";
-import { defaultMaxConnections, type FrontLimits, TcpFront } from "./tcp_front.ts";
+import { type FrontLimits, TcpFront } from "./tcp_front.ts";
 import { PEER_HEADER } from "./request_framing.ts";
 import { waitUntil, within } from "../../tests/fixtures/waits.ts";
 
@@ -229,12 +229,4 @@ Deno.test("TcpFront disconnects a client that stops taking its answer", async ()
   } finally {
     await t.close();
   }
-});
-
-Deno.test("defaultMaxConnections() leaves descriptors for everything else, within bounds", () => {
-  assert.equal(defaultMaxConnections(undefined), 1_000);
-  assert.equal(defaultMaxConnections(1_024), 170);
-  assert.equal(defaultMaxConnections(20_000), 6_496);
-  assert.equal(defaultMaxConnections(1_048_576), 10_000);
-  assert.equal(defaultMaxConnections(256), 16);
 });
