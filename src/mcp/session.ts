@@ -15,6 +15,7 @@ import type { Backend } from "./backends/connect.ts";
 import { AnswerTooLargeError } from "./backends/bounded_answers.ts";
 import { BackendProcessEnded } from "./backends/stdio.ts";
 import { credentialRpcError, supportsUrlElicitation } from "./credential_errors.ts";
+import { ASSUMED_PROTOCOL_VERSION } from "./protocol_versions.ts";
 import {
   classify,
   errorResponse,
@@ -67,7 +68,7 @@ export class Session {
   readonly server: ServerConfig;
   readonly principal: Principal;
   /** Protocol version agreed at initialize; 2025-03-26 until then (the spec's default). */
-  protocolVersion = "2025-03-26";
+  protocolVersion = ASSUMED_PROTOCOL_VERSION;
   lastActivity: number;
   /**
    * Which session was active last, as a sequence: two sessions active in the same millisecond

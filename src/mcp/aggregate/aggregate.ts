@@ -6,12 +6,8 @@
  */
 import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
 import type { Logger } from "../../observability/logger.ts";
-import {
-  type JSONRPCMessage,
-  LATEST_PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type Transport,
-} from "../../sdk.ts";
+import type { JSONRPCMessage, Transport } from "../../sdk.ts";
+import { LATEST_SESSION_PROTOCOL_VERSION, negotiateProtocolVersion } from "../protocol_versions.ts";
 import { VERSION } from "../../version.ts";
 import type { Backend } from "../backends/connect.ts";
 import { classify, idKey, type RequestId, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
@@ -246,7 +242,7 @@ export class AggregateTransport implements Transport {
   async #initialize(params: Record<string, unknown>): Promise<Record<string, unknown>> {
     const requested = String(params.protocolVersion ?? "");
     this.#init = {
-      protocolVersion: requested || LATEST_PROTOCOL_VERSION,
+      protocolVersion: requested || LATEST_SESSION_PROTOCOL_VERSION,
       capabilities: (params.capabilities as Record<string, unknown>) ?? {},
       clientInfo: (params.clientInfo as Record<string, unknown>) ??
         { name: "unknown", version: "0" },
@@ -257,9 +253,7 @@ export class AggregateTransport implements Transport {
       .map((l) => `${l.name}: ${l.info!.instructions}`).join("\n\n");
     this.#initialized = true;
     return {
-      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
-        ? requested
-        : LATEST_PROTOCOL_VERSION,
+      protocolVersion: negotiateProtocolVersion(requested),
       capabilities: unionCapabilities(ready.map((link) => link.info!.capabilities)),
       serverInfo: { name: `gatehouse/${this.#options.server.name}`, version: VERSION },
       ...(instructions && { instructions }),
@@ -274,7 +268,7 @@ export class AggregateTransport implements Transport {
     }
     const wasDown = link.state === "down";
     const init = this.#init ?? {
-      protocolVersion: LATEST_PROTOCOL_VERSION,
+      protocolVersion: LATEST_SESSION_PROTOCOL_VERSION,
       capabilities: {},
       clientInfo: { name: "gatehouse", version: VERSION },
     };

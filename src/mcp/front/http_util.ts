@@ -1,6 +1,5 @@
 /** Small HTTP helpers the front transports share: bodies with a size cap, Accept, replies. */
 import { readAllCapped } from "../../core/streams.ts";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../../sdk.ts";
 import { errorResponse, type RequestId } from "../jsonrpc.ts";
 
 export class BodyTooLargeError extends Error {
@@ -46,10 +45,6 @@ function parseAccepts(header: string, type: string): boolean {
     if (q && Number(q.slice(2)) === 0) return false;
     return range === type || range === `${major}/*` || range === "*/*";
   });
-}
-
-export function isSupportedProtocolVersion(version: string): boolean {
-  return (SUPPORTED_PROTOCOL_VERSIONS as string[]).includes(version);
 }
 
 export function jsonResponse(

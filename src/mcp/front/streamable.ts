@@ -18,18 +18,16 @@ import {
   accepts,
   BodyTooLargeError,
   httpError,
-  isSupportedProtocolVersion,
   jsonResponse,
   readBodyLimited,
   rpcError,
 } from "./http_util.ts";
 import { initializeParamsProblem, parseClientMessage } from "./parse.ts";
+import { expectsPrimingEvent, protocolVersionHeaderProblem } from "../protocol_versions.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import { StreamableChannel } from "./streamable_channel.ts";
 
 const SESSION_HEADER = "mcp-session-id";
-/** Clients older than this do not expect the empty priming event. */
-const PRIMING_SINCE = "2025-11-25";
 
 export async function handleStreamablePost(request: Request, ctx: FrontContext): Promise<Response> {
   const contentType = request.headers.get("content-type") ?? "";
@@ -133,7 +131,11 @@ function answer(
   // The answer to initialize waits for the backend's: a session id goes out only with a backend
   // that has accepted (the request's timeout bounds the wait).
   const window = message.method === "initialize" ? Infinity : undefined;
-  const first = channel.answerFirst(message.id, session.protocolVersion >= PRIMING_SINCE, window);
+  const first = channel.answerFirst(
+    message.id,
+    expectsPrimingEvent(session.protocolVersion),
+    window,
+  );
   void session.fromClient(message as JSONRPCMessage);
   return first.then((answer) => {
     if ("json" in answer) return jsonResponse(answer.json, 200, headers);
@@ -167,7 +169,7 @@ export async function handleStreamableGet(request: Request, ctx: FrontContext): 
         "Bad Request: Last-Event-ID names no stream of this session; open a new stream without it",
       );
     }
-  } else if (!channel.openStandalone(writer, session.protocolVersion >= PRIMING_SINCE)) {
+  } else if (!channel.openStandalone(writer, expectsPrimingEvent(session.protocolVersion))) {
     writer.close();
     return rpcError(
       409,
@@ -222,11 +224,6 @@ function sessionNotFound(id: RpcRequest["id"] | null): Response {
 }
 
 function checkProtocolVersion(request: Request): Response | undefined {
-  const version = request.headers.get("mcp-protocol-version");
-  if (version === null || isSupportedProtocolVersion(version)) return undefined;
-  return rpcError(
-    400,
-    RpcErrorCode.invalidRequest,
-    `Bad Request: unsupported MCP-Protocol-Version "${version.slice(0, 40)}"`,
-  );
+  const problem = protocolVersionHeaderProblem(request.headers.get("mcp-protocol-version"));
+  return problem === undefined ? undefined : rpcError(400, RpcErrorCode.invalidRequest, problem);
 }
