@@ -3,6 +3,7 @@
  * backend asks for it, from the in-memory cache (the common case) and from the vault
  * (a KV read and an AES-GCM open, once per person and service every 5 s).
  */
+import { testClock } from "../tests/fixtures/clock.ts";
 import { Secret } from "../src/core/secret.ts";
 import { deriveAesKey } from "../src/crypto/keys.ts";
 import { UserCredentials } from "../src/credentials/user_credentials.ts";
@@ -17,7 +18,8 @@ const key = await deriveAesKey(
   new Secret("bench-secret-0123456789-abcdefghijklmnop"),
   "vault-encryption",
 );
-let now = Date.now();
+const clock = testClock();
+clock.freeze();
 const servers = new Map<string, ServerConfig>([["notion", {
   name: "notion",
   transport: "stdio",
@@ -32,7 +34,7 @@ const credentials = new UserCredentials({
   baseUrl: "https://gw.example.com",
   servers,
   vault: new CredentialVault(store, [key]),
-  clock: { now: () => now },
+  clock,
   logger: createLogger("error", () => {}),
   oauthClients: new Map(),
 });
@@ -52,5 +54,5 @@ async function perCall(label: string, step: () => void) {
 console.log(`per-person token lookup, ${ROUNDS} calls each`);
 await perCall("cached (within 5 s)", () => {});
 // Moving the clock past the cache lifetime on every call forces the vault path.
-await perCall("vault (KV read + AES-GCM open)", () => now += 6_000);
+await perCall("vault (KV read + AES-GCM open)", () => clock.advance(6_000));
 store.close();

@@ -5,6 +5,7 @@
  * and a JWT seen for the first time (HMAC verification). The end-to-end comparison is in
  * scenario 1; this says how much of it is the token itself.
  */
+import { systemClock } from "../../src/core/clock.ts";
 import process from "node:process";
 import type { ServerConfig } from "../../src/config/types.ts";
 import type { ServerName } from "../../src/core/ids.ts";
@@ -24,7 +25,7 @@ const STATIC = "bench-static-token-0123456789abcdef";
 
 export async function authCost(results: Results): Promise<void> {
   const store = await openKvStore(":memory:");
-  const clock = { now: () => Date.now() };
+  const clock = systemClock;
   const key = await deriveHmacKey(
     new Secret("bench-master-secret-0123456789-abcdef"),
     "jwt-signing",

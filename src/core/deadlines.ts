@@ -2,8 +2,11 @@
  * Coarse timeouts, many at a time, on one interval timer. Every request through the gateway
  * has a timeout that almost never fires; a `setTimeout` per request cost more than the rest
  * of the session's bookkeeping. A deadline here fires within `resolutionMs` after it is due
- * (never before), and setting or cancelling one is a Map and a Set operation.
+ * (never before), and setting or cancelling one is a Map and a Set operation. Time is the
+ * injected clock's, so a test moves request timeouts with the rest of the gateway's time.
  */
+import type { Clock, Timer } from "./clock.ts";
+
 export interface Deadline {
   readonly bucket: number;
   readonly fire: () => void;
@@ -11,22 +14,22 @@ export interface Deadline {
 
 export class Deadlines {
   readonly #buckets = new Map<number, Set<Deadline>>();
-  #timer?: ReturnType<typeof setInterval>;
+  #timer?: Timer;
   /** The last bucket whose deadlines have fired. */
   #done = 0;
 
-  constructor(readonly resolutionMs = 50) {}
+  constructor(private readonly clock: Clock, readonly resolutionMs = 50) {}
 
   /** Calls `fire` once, `ms` from now (rounded up to the resolution), unless cancelled. */
   add(ms: number, fire: () => void): Deadline {
-    const bucket = Math.ceil((Date.now() + ms) / this.resolutionMs);
+    const bucket = Math.ceil((this.clock.now() + ms) / this.resolutionMs);
     const deadline = { bucket, fire };
     let set = this.#buckets.get(bucket);
     if (!set) this.#buckets.set(bucket, set = new Set());
     set.add(deadline);
     if (!this.#timer) {
-      this.#done = Math.floor(Date.now() / this.resolutionMs);
-      this.#timer = setInterval(() => this.#tick(), this.resolutionMs);
+      this.#done = Math.floor(this.clock.now() / this.resolutionMs);
+      this.#timer = this.clock.setInterval(() => this.#tick(), this.resolutionMs);
     }
     return deadline;
   }
@@ -50,11 +53,11 @@ export class Deadlines {
   }
 
   #tick(): void {
-    const now = Math.floor(Date.now() / this.resolutionMs);
+    const now = Math.floor(this.clock.now() / this.resolutionMs);
     // The timer stays on while there is work, and one idle tick more, so a steady trickle of
     // requests does not start and stop it each time.
     if (this.#buckets.size === 0) {
-      clearInterval(this.#timer);
+      this.#timer?.clear();
       this.#timer = undefined;
       return;
     }
@@ -76,5 +79,7 @@ export class Deadlines {
   }
 }
 
-/** The process's deadlines: request timeouts and the like. */
-export const deadlines = new Deadlines();
+// TEMPORARY (issue 16, being removed): the process-wide instance until every user gets one
+// injected from the composition root.
+import { systemClock } from "./clock.ts";
+export const deadlines = new Deadlines(systemClock);

@@ -1,29 +1,50 @@
 import assert from "node:assert/strict";
 import { Deadlines } from "./deadlines.ts";
-import { waitUntil } from "../../tests/fixtures/waits.ts";
+import { testClock } from "../../tests/fixtures/clock.ts";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+function frozen() {
+  const clock = testClock();
+  clock.freeze();
+  return { clock, deadlines: new Deadlines(clock, 10) };
+}
 
-Deno.test("Deadlines fires each deadline once, not before it is due, and never a cancelled one", async () => {
-  const deadlines = new Deadlines(10);
+Deno.test("Deadlines.add() fires each deadline once when due, never before, never a cancelled one", () => {
+  const { clock, deadlines } = frozen();
   const fired: string[] = [];
-  const started = Date.now();
-  const at: Record<string, number> = {};
-  deadlines.add(30, () => (fired.push("a"), at.a = Date.now() - started));
+  deadlines.add(30, () => fired.push("a"));
   const cancelled = deadlines.add(20, () => fired.push("cancelled"));
-  deadlines.add(60, () => (fired.push("b"), at.b = Date.now() - started));
+  deadlines.add(60, () => fired.push("b"));
   deadlines.cancel(cancelled);
   assert.equal(deadlines.size, 2);
-  await waitUntil("both deadlines to fire", () => fired.length >= 2);
+  clock.advance(29);
+  assert.deepEqual(fired, []);
+  clock.advance(11);
+  assert.deepEqual(fired, ["a"]);
+  clock.advance(30);
   assert.deepEqual(fired, ["a", "b"]);
-  assert.ok(at.a >= 30 && at.b >= 60, JSON.stringify(at));
+  clock.advance(1_000);
+  assert.deepEqual(fired, ["a", "b"]);
   assert.equal(deadlines.size, 0);
-  // The timer stops once there is nothing left (the test sanitizer checks it too).
-  await waitUntil("the timer to stop", () => !deadlines.ticking);
+});
+
+Deno.test("Deadlines stops its timer after an idle tick and starts it again for a new deadline", () => {
+  const { clock, deadlines } = frozen();
+  deadlines.add(10, () => {});
+  assert.equal(deadlines.ticking, true);
+  clock.advance(20);
+  assert.equal(deadlines.size, 0);
+  clock.advance(10);
+  assert.equal(deadlines.ticking, false);
+  assert.equal(clock.pending, 0);
+  let fired = false;
+  deadlines.add(10, () => fired = true);
+  assert.equal(deadlines.ticking, true);
+  clock.advance(20);
+  assert.equal(fired, true);
 });
 
 Deno.test("Deadlines keeps firing the others when one throws", async () => {
-  const deadlines = new Deadlines(5);
+  const { clock, deadlines } = frozen();
   const fired: number[] = [];
   const errors: unknown[] = [];
   const onError = (event: ErrorEvent) => {
@@ -36,11 +57,14 @@ Deno.test("Deadlines keeps firing the others when one throws", async () => {
       throw new Error("boom");
     });
     deadlines.add(5, () => fired.push(2));
-    for (let i = 0; i < 50 && fired.length < 1; i++) await sleep(5);
-    await sleep(20);
+    clock.advance(20);
     assert.deepEqual(fired, [2]);
+    // The error is rethrown on a microtask, so it reaches the process's error handler.
+    await Promise.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 0));
     assert.equal((errors[0] as Error)?.message, "boom");
   } finally {
     globalThis.removeEventListener("error", onError);
+    clock.advance(100);
   }
 });
