@@ -49,6 +49,7 @@ import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
 import { storeSessionDirectory } from "./mcp/shared_sessions.ts";
+import { Deadlines } from "./core/deadlines.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -65,6 +66,8 @@ export interface Gateway {
     instance: string;
     /** The kept-alive HTTP client for backends: its connections outlive a reload. */
     backendClient: Http1Client;
+    /** The request timeouts of sessions, which may outlive a reload. */
+    deadlines: Deadlines;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -96,8 +99,10 @@ export async function createGateway(
     ? await createAuthServer(config, config.oauth, master, deps)
     : undefined;
   // Counters survive a reload; members' lists are discovered again under the new config.
-  const { metrics, caches, instance, backendClient } = previous?.carried ?? {
+  const { metrics, caches, instance, backendClient, deadlines } = previous?.carried ?? {
     metrics: new GatewayMetrics(),
+    // Request timeouts of sessions that outlive a reload stay on the one timer they started on.
+    deadlines: new Deadlines(clock),
     caches: new Map<ServerName, DiscoveryCache>(),
     instance: randomHex(8),
     backendClient: new Http1Client({ userAgent: `gatehouse/${VERSION}`, useFetchFor: proxied }),
@@ -164,7 +169,7 @@ export async function createGateway(
     sessions,
     config,
     metrics: () => metrics.registry.render(),
-    carried: { metrics, caches, instance, backendClient },
+    carried: { metrics, caches, instance, backendClient, deadlines },
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: async () => {
