@@ -3,9 +3,9 @@
  * Raised when a session starts or a request is sent; the MCP layer turns it into a JSON-RPC
  * error naming the page to visit (or a URL-mode elicitation, for clients that support it).
  */
-export class CredentialRequiredError extends Error {
-  readonly code = "credential_required";
+import { GatehouseError } from "./errors.ts";
 
+export class CredentialRequiredError extends GatehouseError<"credential_required"> {
   constructor(
     /** The server whose credential is missing. */
     readonly service: string,
@@ -13,7 +13,6 @@ export class CredentialRequiredError extends Error {
     readonly pageUrl: string,
     message: string,
   ) {
-    super(message);
-    this.name = "CredentialRequiredError";
+    super("credential_required", message);
   }
 }

@@ -5,6 +5,7 @@
  * the service first). Connecting an account is connections.ts. Tokens live in the vault; this
  * module never logs one.
  */
+import { GatehouseError } from "../core/errors.ts";
 import type { ServerConfig, UserTokenConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
@@ -39,10 +40,10 @@ export interface CredentialService {
 }
 
 /** Why a pasted token was refused; the page shows a sentence for each. */
-export class TokenInputError extends Error {
-  constructor(readonly code: "empty" | "too_long" | "invalid_characters" | "pattern") {
-    super(code);
-    this.name = "TokenInputError";
+export class TokenInputError
+  extends GatehouseError<"empty" | "too_long" | "invalid_characters" | "pattern"> {
+  constructor(code: TokenInputError["code"]) {
+    super(code, code);
   }
 }
 

@@ -3,6 +3,7 @@
  * algorithm (`HS256` only, so `none` and key confusion are impossible), the `typ`, the issuer,
  * the audience and the lifetime. Failures carry a stable code and a sentence for the caller.
  */
+import { GatehouseError } from "../core/errors.ts";
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 
 export type JwtClaims = Record<string, unknown> & {
@@ -25,12 +26,7 @@ export type JwtErrorCode =
   | "expired"
   | "not_yet_valid";
 
-export class JwtError extends Error {
-  constructor(readonly code: JwtErrorCode, message: string) {
-    super(message);
-    this.name = "JwtError";
-  }
-}
+export class JwtError extends GatehouseError<JwtErrorCode> {}
 
 export interface VerifyOptions {
   /** Keys to try in order: the current one first, then those kept for rotation. */

@@ -1,4 +1,5 @@
 /** The company identity provider behind one interface, whatever its protocol. */
+import { GatehouseError } from "../core/errors.ts";
 import type { Identity } from "../core/identity.ts";
 
 export interface LoginStart {
@@ -26,15 +27,8 @@ export interface IdentityProvider {
 }
 
 /** A login that failed at or after the provider; the message is shown to the person. */
-export class IdpError extends Error {
-  constructor(
-    readonly code: "provider_error" | "login_refused" | "invalid_response" | "unreachable",
-    message: string,
-  ) {
-    super(message);
-    this.name = "IdpError";
-  }
-}
+export class IdpError
+  extends GatehouseError<"provider_error" | "login_refused" | "invalid_response" | "unreachable"> {}
 
 /** Outbound calls to a provider give up after this long. */
 export const IDP_TIMEOUT_MS = 10_000;

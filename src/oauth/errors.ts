@@ -3,6 +3,7 @@
  * registration endpoints, `Cache-Control: no-store`) or a redirect to a redirect URI that has
  * already been proven to belong to the client.
  */
+import { GatehouseError } from "../core/errors.ts";
 
 export type OAuthErrorCode =
   | "invalid_request"
@@ -35,10 +36,9 @@ const STATUS: Record<OAuthErrorCode, number> = {
   invalid_redirect_uri: 400,
 };
 
-export class OAuthError extends Error {
-  constructor(readonly code: OAuthErrorCode, readonly description: string) {
-    super(`${code}: ${description}`);
-    this.name = "OAuthError";
+export class OAuthError extends GatehouseError<OAuthErrorCode> {
+  constructor(code: OAuthErrorCode, readonly description: string) {
+    super(code, `${code}: ${description}`);
   }
 
   get status(): number {

@@ -14,6 +14,7 @@
  *   backend, whose one stream carries every answer and cannot say whose the dropped one was),
  *   the stream ends with the error, and with it the backend session.
  */
+import { GatehouseError } from "../../core/errors.ts";
 import { errorResponse, RpcErrorCode } from "../jsonrpc.ts";
 import { OVERSIZED, SseFramer } from "./sse_frames.ts";
 
@@ -22,8 +23,10 @@ export const SSE_FRAMING_BYTES = 16 * 1024;
 
 const encoder = new TextEncoder();
 
-export class AnswerTooLargeError extends Error {
-  readonly code = "answer_too_large";
+export class AnswerTooLargeError extends GatehouseError<"answer_too_large"> {
+  constructor(message: string) {
+    super("answer_too_large", message);
+  }
 }
 
 export interface BoundedAnswerOptions {

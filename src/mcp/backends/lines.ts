@@ -2,10 +2,11 @@
  * Splits a byte stream into newline-delimited lines, refusing any line longer than `maxBytes`
  * so a backend that never writes a newline cannot grow the gateway's memory without bound.
  */
-export class LineTooLongError extends Error {
-  readonly code = "line_too_long";
+import { GatehouseError } from "../../core/errors.ts";
+
+export class LineTooLongError extends GatehouseError<"line_too_long"> {
   constructor(readonly maxBytes: number) {
-    super(`a line exceeded ${maxBytes} bytes`);
+    super("line_too_long", `a line exceeded ${maxBytes} bytes`);
   }
 }
 

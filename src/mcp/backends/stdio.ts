@@ -4,6 +4,7 @@
  * the connection with an error saying what was wrong with it: a backend that breaks the
  * protocol cannot be trusted with the rest of the session.
  */
+import { GatehouseError } from "../../core/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
 import { classify, whyNotJsonRpc } from "../jsonrpc.ts";
 import type { Logger } from "../../observability/logger.ts";
@@ -219,7 +220,11 @@ export class StdioBackend implements Transport {
 }
 
 /** The child is gone (exited, killed, or its pipes closed): said the same way however it shows. */
-export class BackendProcessEnded extends Error {}
+export class BackendProcessEnded extends GatehouseError<"backend_process_ended"> {
+  constructor(message: string) {
+    super("backend_process_ended", message);
+  }
+}
 
 function describeExit(status: Deno.CommandStatus): string {
   return status.signal

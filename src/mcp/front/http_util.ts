@@ -1,9 +1,12 @@
 /** Small HTTP helpers the front transports share: bodies with a size cap, Accept, replies. */
+import { GatehouseError } from "../../core/errors.ts";
 import { readAllCapped } from "../../core/streams.ts";
 import { errorResponse, type RequestId } from "../jsonrpc.ts";
 
-export class BodyTooLargeError extends Error {
-  readonly code = "body_too_large";
+export class BodyTooLargeError extends GatehouseError<"body_too_large"> {
+  constructor(message: string) {
+    super("body_too_large", message);
+  }
 }
 
 /** Reads a request body as text, refusing more than `maxBytes` without reading it all. */
