@@ -1,0 +1,69 @@
+/**
+ * The `limits:` section: how many sessions a person and everyone may hold, how long a session
+ * may idle and a request may wait, and how large a message and a stream's buffer may grow.
+ */
+import type { Checker } from "./checker.ts";
+import type { ConfigPath } from "./issues.ts";
+import type { Limits } from "./types.ts";
+
+export const DEFAULT_LIMITS: Limits = {
+  sessionsPerUser: 10,
+  maxSessions: 1_000,
+  sessionIdleTimeoutMs: 5 * 60_000,
+  requestTimeoutMs: 60_000,
+  maxMessageBytes: 4 * 1_048_576,
+  maxStreamBufferBytes: 8 * 1_048_576,
+};
+
+const LIMIT_KEYS = [
+  "sessionsPerUser",
+  "maxSessions",
+  "sessionIdleTimeout",
+  "requestTimeout",
+  "maxMessageBytes",
+  "maxStreamBuffer",
+];
+
+export function parseLimits(c: Checker, value: unknown): Limits {
+  const raw = c.object(value, ["limits"], LIMIT_KEYS) ?? {};
+  const at = (key: string): ConfigPath => ["limits", key];
+  const maxMessageBytes = c.size(
+    raw.maxMessageBytes,
+    at("maxMessageBytes"),
+    DEFAULT_LIMITS.maxMessageBytes,
+  );
+  // A stream keeps half its buffer to replay from, and that half must hold any one message.
+  const smallestBuffer = 2 * maxMessageBytes;
+  const maxStreamBufferBytes = c.size(
+    raw.maxStreamBuffer,
+    at("maxStreamBuffer"),
+    Math.max(DEFAULT_LIMITS.maxStreamBufferBytes, smallestBuffer),
+  );
+  if (maxStreamBufferBytes < smallestBuffer) {
+    c.fail(
+      at("maxStreamBuffer"),
+      `must be at least twice limits.maxMessageBytes (${smallestBuffer} bytes)`,
+      "raise it, or leave it out to get the smallest that fits",
+    );
+  }
+  return {
+    sessionsPerUser: c.positiveInteger(
+      raw.sessionsPerUser,
+      at("sessionsPerUser"),
+      DEFAULT_LIMITS.sessionsPerUser,
+    ),
+    maxSessions: c.positiveInteger(raw.maxSessions, at("maxSessions"), DEFAULT_LIMITS.maxSessions),
+    sessionIdleTimeoutMs: c.duration(
+      raw.sessionIdleTimeout,
+      at("sessionIdleTimeout"),
+      DEFAULT_LIMITS.sessionIdleTimeoutMs,
+    ),
+    requestTimeoutMs: c.duration(
+      raw.requestTimeout,
+      at("requestTimeout"),
+      DEFAULT_LIMITS.requestTimeoutMs,
+    ),
+    maxMessageBytes,
+    maxStreamBufferBytes,
+  };
+}

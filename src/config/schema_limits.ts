@@ -1,0 +1,93 @@
+/**
+ * The schema of what a client may cost: `limits:` (sessions, timeouts, message and buffer
+ * sizes), `connections:` (how many and how slow) and `rateLimits:` (how fast). Mirrors
+ * limits.ts, connections.ts and rate_limits.ts.
+ */
+import { DEFAULT_RATE_LIMITS } from "./rate_limits.ts";
+import { count, duration, type JsonSchema, rate, size } from "./schema_builders.ts";
+
+export const LIMITS_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description: "Bounds that keep one client or backend from costing everyone else.",
+  properties: {
+    sessionsPerUser: count("Open client sessions one person may hold at once.", 10),
+    maxSessions: count("Open client sessions across everyone.", 1_000),
+    sessionIdleTimeout: duration(
+      "A session with no request and no open stream for this long is ended.",
+      "5m",
+    ),
+    requestTimeout: duration(
+      "A request the backend has not answered in this long gets a JSON-RPC error.",
+      "60s",
+    ),
+    maxMessageBytes: size(
+      "Largest HTTP body or JSON-RPC message accepted from a client or a backend.",
+      "4MiB",
+    ),
+    maxStreamBuffer: size(
+      "What an SSE stream may hold for a client that reads slowly; past it the stream is cut (Streamable HTTP clients resume it). At least twice maxMessageBytes.",
+      "8MiB",
+    ),
+  },
+};
+
+export const CONNECTIONS_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description:
+    "What a client connection may do before the gateway closes it: how many there may be, and how slowly a client may send its request or take its answer.",
+  properties: {
+    max: {
+      type: "integer",
+      minimum: 1,
+      description:
+        "Open client connections at most; more get 503 and are closed. Left out: sized from the process's open-file limit (each connection costs three descriptors; 512 are kept back), at most 10,000.",
+    },
+    headerTimeout: duration(
+      "A request head must arrive whole within this of its first byte; else 408 (or, after earlier requests on the connection, a close). A connection that sends nothing at all is idle (idleTimeout).",
+      "10s",
+    ),
+    bodyTimeout: duration(
+      "A request body must arrive whole within this of its head; else the connection is closed.",
+      "30s",
+    ),
+    idleTimeout: duration(
+      "A connection with no request under way and no bytes either way for this long is closed, one never used too. Longer than limits.requestTimeout; left out: 75s, or requestTimeout plus 15s if that is longer.",
+      "75s",
+    ),
+    sendTimeout: duration(
+      "A client that takes none of the bytes waiting for it for this long is disconnected (a client that stopped reading).",
+      "60s",
+    ),
+  },
+};
+
+export const RATE_LIMITS_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description: "Request rates per caller, answered with 429 and Retry-After when exceeded.",
+  properties: {
+    mcpPerUser: rate(
+      "MCP requests per person (or per bearer token).",
+      DEFAULT_RATE_LIMITS.mcpPerUser,
+    ),
+    mcpPerClient: rate("MCP requests per OAuth client.", DEFAULT_RATE_LIMITS.mcpPerClient),
+    oauthPerAddress: rate(
+      "Sign-in, consent, callbacks, token and browser pages, per remote address.",
+      DEFAULT_RATE_LIMITS.oauthPerAddress,
+    ),
+    tokenPerClient: rate(
+      "Token requests per client, counted once the client has proven itself: by its secret, or (a public client) by a valid code and PKCE verifier or refresh token. A stranger naming the client's id is not counted here.",
+      DEFAULT_RATE_LIMITS.tokenPerClient,
+    ),
+    tokenFailuresPerAddress: rate(
+      "Failed token requests (any 4xx answer) per remote address; past it every token request from that address gets 429 until the bucket refills.",
+      DEFAULT_RATE_LIMITS.tokenFailuresPerAddress,
+    ),
+    registerPerAddress: rate(
+      "Client registrations per remote address.",
+      DEFAULT_RATE_LIMITS.registerPerAddress,
+    ),
+  },
+};

@@ -1,0 +1,37 @@
+/**
+ * The schema of what the gateway tells its operators: `audit:`, `metrics:` and `logLevel:`.
+ * Mirrors observability.ts.
+ */
+import { flag, type JsonSchema, LISTEN, text } from "./schema_builders.ts";
+
+export const AUDIT_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description:
+    'The audit trail: one "audit" log line per tools/call, prompts/get and resources/read.',
+  properties: {
+    enabled: flag("Write the audit trail.", true),
+    arguments: flag("Include the calls' arguments (they often carry personal data).", false),
+  },
+};
+
+export const METRICS_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description: "Prometheus metrics; without token or listen, /metrics answers 404.",
+  properties: {
+    token: text("Serve GET /metrics on the main listener to this bearer token.", {
+      examples: ["${METRICS_TOKEN}"],
+    }),
+    listen: text("Serve /metrics alone on this address (keep it private).", {
+      pattern: LISTEN,
+      examples: ["127.0.0.1:9464"],
+    }),
+  },
+};
+
+export const LOG_LEVEL_SCHEMA: JsonSchema = {
+  enum: ["debug", "info", "warn", "error"],
+  description: "The least severe log lines written (the audit trail is written regardless).",
+  default: "info",
+};

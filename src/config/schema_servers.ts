@@ -1,0 +1,168 @@
+/**
+ * The schema of `servers:`: the keys every server has, those of each kind (stdio,
+ * streamable-http and sse, aggregate) and of a person's own credential (`userToken:`), chosen
+ * by `transport`. Mirrors servers.ts, server_backends.ts, server_aggregate.ts and user_token.ts.
+ */
+import { duration, flag, type JsonSchema, list, text } from "./schema_builders.ts";
+
+/** Keys every kind of server has. */
+const SERVER_COMMON: Record<string, JsonSchema> = {
+  transport: {
+    enum: ["stdio", "streamable-http", "sse", "aggregate"],
+    description:
+      "How Gatehouse reaches the backend: a program it starts (stdio), an HTTP MCP server (streamable-http, or legacy sse), or several servers combined (aggregate).",
+  },
+  description: text("What this server is for; shown to people on the browser pages."),
+  public: flag(
+    "Serve this server without any authentication. Only for harmless demo servers.",
+    false,
+  ),
+  serviceAuths: {
+    type: "array",
+    description:
+      "Static bearer tokens accepted for this server (for scripts and CI). With oauth: configured, people's OAuth tokens are accepted too.",
+    default: [],
+    items: {
+      type: "object",
+      additionalProperties: false,
+      required: ["type", "tokens"],
+      properties: {
+        type: { const: "bearer", description: "The only kind so far." },
+        tokens: list("Accepted tokens; give them from the environment.", {
+          examples: [["${CI_MCP_TOKEN}"]],
+        }),
+      },
+    },
+  },
+};
+
+const USER_TOKEN: Record<string, JsonSchema> = {
+  requiresUserToken: flag(
+    "Each person's own credential for this service is passed to the backend as {{user.token}}; people add it on /my/tokens. Needs oauth:.",
+    false,
+  ),
+  userToken: {
+    type: "object",
+    additionalProperties: false,
+    description: "How people get the credential that {{user.token}} stands for.",
+    properties: {
+      kind: {
+        enum: ["oauth", "manual"],
+        description: "oauth: people connect their account; manual: people paste a token.",
+      },
+      displayName: text("The service's name on the pages.", { examples: ["Linear"] }),
+      instructions: text("For manual tokens: where to create one."),
+      pattern: text("For manual tokens: a regular expression a pasted token must match.", {
+        examples: ["^(secret_|ntn_)"],
+      }),
+      oauth: {
+        type: "object",
+        additionalProperties: false,
+        description:
+          "The service's OAuth endpoints and Gatehouse's client there. Give issuer (discovered) or authorizationUrl and tokenUrl.",
+        properties: {
+          issuer: text("The service's OAuth issuer; its metadata is discovered."),
+          authorizationUrl: text("The service's authorization endpoint."),
+          tokenUrl: text("The service's token endpoint."),
+          revocationUrl: text("The service's RFC 7009 revocation endpoint, if any."),
+          clientId: text("Gatehouse's client id at the service."),
+          clientSecret: text("Gatehouse's client secret at the service.", {
+            examples: ["${LINEAR_CLIENT_SECRET}"],
+          }),
+          scopes: list("Scopes to ask the service for."),
+          tokenAuthMethod: {
+            enum: ["client_secret_basic", "client_secret_post", "none"],
+            description: "How Gatehouse authenticates at the token endpoint.",
+          },
+        },
+      },
+    },
+  },
+};
+
+/** Keys of servers with a backend of their own (not aggregates). */
+const BACKEND: Record<string, JsonSchema> = {
+  forwardRoots: flag(
+    "Pass the client's roots (the roots capability, roots/list, roots list_changed) on to the backend. Say false for a server that lets roots replace its own sandbox (such as server-filesystem): it then never learns the client's roots.",
+    true,
+  ),
+};
+
+const placeholders =
+  " May use {{user.id}}, {{user.email}} and (with requiresUserToken) {{user.token}}.";
+
+const STDIO: Record<string, JsonSchema> = {
+  command: text("The program to start, one process per client session.", {
+    examples: ["npx", "/usr/local/bin/postgres-mcp"],
+  }),
+  args: list(
+    `Its arguments.${placeholders} Every local user sees a process's arguments (ps), so pass {{user.token}} and secrets in env instead; check and start-up warn of {{user.token}} here.`,
+  ),
+  env: {
+    type: "object",
+    additionalProperties: { type: "string" },
+    description:
+      `The child's whole environment: it starts from an empty one, so nothing of the gateway's (its secrets above all) leaks.${placeholders}`,
+    default: {},
+  },
+  cwd: text("The child's working directory."),
+};
+
+const HTTP: Record<string, JsonSchema> = {
+  url: text(`The backend's MCP endpoint (…/mcp, or …/sse for legacy servers).${placeholders}`, {
+    examples: ["http://10.0.0.12:3000/mcp"],
+  }),
+  headers: {
+    type: "object",
+    additionalProperties: { type: "string" },
+    description:
+      `Headers sent with every request to the backend; the client's own headers never are.${placeholders}`,
+    default: {},
+  },
+};
+
+const AGGREGATE: Record<string, JsonSchema> = {
+  servers: list("The member servers, by name; their tools appear as member.tool.", {
+    examples: [["linear", "github"]],
+  }),
+  delimiter: text("What joins a member's name and its tool's name.", {
+    default: ".",
+    pattern: "^[A-Za-z0-9_.-]{1,3}$",
+  }),
+  cacheTtl: duration("How long members' tool, prompt and resource lists are cached.", "60s"),
+};
+
+function server(transport: string, keys: Record<string, JsonSchema>, required: string[]) {
+  return {
+    if: { properties: { transport: { const: transport } }, required: ["transport"] },
+    then: {
+      properties: { ...SERVER_COMMON, ...keys },
+      required: ["transport", ...required],
+      additionalProperties: false,
+    },
+  };
+}
+
+export const SERVERS_SCHEMA: JsonSchema = {
+  type: "object",
+  description:
+    "The MCP servers behind the gateway, by name; each is served at /NAME/mcp and /NAME/sse.",
+  additionalProperties: {
+    type: "object",
+    required: ["transport"],
+    properties: { transport: SERVER_COMMON.transport },
+    allOf: [
+      server("stdio", { ...STDIO, ...USER_TOKEN, ...BACKEND }, ["command"]),
+      server("streamable-http", { ...HTTP, ...USER_TOKEN, ...BACKEND }, ["url"]),
+      server("sse", { ...HTTP, ...USER_TOKEN, ...BACKEND }, ["url"]),
+      server("aggregate", AGGREGATE, ["servers"]),
+    ],
+  },
+};
+
+/** The keys the schema allows in each kind of server, for the test that keeps it in step. */
+export const SCHEMA_SERVER_KEYS = {
+  stdio: Object.keys({ ...SERVER_COMMON, ...STDIO, ...USER_TOKEN, ...BACKEND }),
+  http: Object.keys({ ...SERVER_COMMON, ...HTTP, ...USER_TOKEN, ...BACKEND }),
+  aggregate: Object.keys({ ...SERVER_COMMON, ...AGGREGATE }),
+};

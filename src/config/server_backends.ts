@@ -1,0 +1,135 @@
+/**
+ * Servers with a backend of their own: a program the gateway starts (`stdio`) or an HTTP MCP
+ * server (`streamable-http`, `sse`). Checks their command, arguments, URL and headers, the
+ * `{{...}}` placeholders in them, and which of their values came from `${VAR}` (secrets to
+ * hide in logs); the person's own credential is user_token.ts's.
+ */
+import { Secret } from "../core/secret.ts";
+import { Checker, describe, type Dict } from "./checker.ts";
+import type { ConfigPath } from "./issues.ts";
+import { parseUserToken } from "./user_token.ts";
+import type { HttpServerConfig, StdioServerConfig } from "./types.ts";
+
+/** Set on servers whose backend acts as the person; never on aggregates. */
+export const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
+const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots"];
+/** The keys a stdio server has besides those every server has. */
+export const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd"];
+/** The keys an HTTP server has besides those every server has. */
+export const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers"];
+/** Where a server's configuration reaches its backend. */
+const BACKEND_INPUTS = new Set<unknown>(["args", "env", "url", "headers"]);
+const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
+
+/** A value `${VAR}` put into the document when it was loaded, and where. */
+export interface Substitution {
+  path: ConfigPath;
+  value: string;
+}
+
+type Common = Pick<StdioServerConfig, "name" | "public" | "serviceAuths">;
+type BackendCommon = Pick<StdioServerConfig, keyof Common | "forwardRoots" | "secretValues">;
+
+/** What stdio and HTTP servers share: roots forwarding, and the secrets among their values. */
+export function parseBackendCommon(
+  c: Checker,
+  path: ConfigPath,
+  raw: Dict,
+  common: Common,
+  substitutions: Substitution[],
+): BackendCommon {
+  return {
+    ...common,
+    forwardRoots: c.boolean(raw.forwardRoots, [...path, "forwardRoots"], true),
+    secretValues: substitutedSecrets(substitutions, path),
+  };
+}
+
+export function parseStdio(
+  c: Checker,
+  path: ConfigPath,
+  raw: Dict,
+  backend: BackendCommon,
+  oauthConfigured: boolean,
+): StdioServerConfig {
+  const server: StdioServerConfig = {
+    ...backend,
+    transport: "stdio",
+    command: c.string(raw.command, [...path, "command"], "the program to start, e.g. npx") ?? "",
+    args: c.stringList(raw.args, [...path, "args"]),
+    env: c.stringMap(raw.env, [...path, "env"]),
+    cwd: c.optionalString(raw.cwd, [...path, "cwd"]),
+  };
+  server.args.forEach((arg, i) => {
+    c.placeholders(arg, [...path, "args", i]);
+    if (passesUserToken(arg)) {
+      c.warn(
+        [...path, "args", i],
+        "puts the person's token on the backend's command line",
+        "pass it in env: instead; args are visible to every local user in ps",
+      );
+    }
+  });
+  for (const [key, text] of Object.entries(server.env)) {
+    c.placeholders(text, [...path, "env", key]);
+  }
+  server.userToken = parseUserToken(
+    c,
+    raw,
+    path,
+    backend.name,
+    [...server.args, ...Object.values(server.env)],
+    oauthConfigured,
+  );
+  return server;
+}
+
+export function parseHttp(
+  c: Checker,
+  path: ConfigPath,
+  raw: Dict,
+  backend: BackendCommon & Pick<HttpServerConfig, "transport">,
+  oauthConfigured: boolean,
+): HttpServerConfig {
+  const server: HttpServerConfig = {
+    ...backend,
+    url: c.string(raw.url, [...path, "url"], "the backend's MCP endpoint URL") ?? "",
+    headers: c.stringMap(raw.headers, [...path, "headers"]),
+  };
+  if (server.url) {
+    c.placeholders(server.url, [...path, "url"]);
+    try {
+      const url = new URL(server.url.replace(PLACEHOLDER, "x"));
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error();
+    } catch {
+      c.fail([...path, "url"], `not an http(s) URL: ${describe(server.url)}`);
+    }
+  }
+  for (const [key, text] of Object.entries(server.headers)) {
+    c.placeholders(text, [...path, "headers", key]);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key)) {
+      c.fail([...path, "headers", key], `invalid HTTP header name "${key}"`);
+    }
+  }
+  server.userToken = parseUserToken(
+    c,
+    raw,
+    path,
+    backend.name,
+    [server.url, ...Object.values(server.headers)],
+    oauthConfigured,
+  );
+  return server;
+}
+
+/** The `${VAR}` values in what the server at `path` hands its backend: secrets, as a rule. */
+function substitutedSecrets(substitutions: Substitution[], path: ConfigPath): Secret[] {
+  return substitutions
+    .filter(({ path: at }) => at[0] === path[0] && at[1] === path[1] && BACKEND_INPUTS.has(at[2]))
+    .map(({ value }) => new Secret(value));
+}
+
+/** Whether `text` holds `{{user.token}}` (spaces inside the braces allowed). */
+function passesUserToken(text: string): boolean {
+  return [...text.matchAll(PLACEHOLDER)].some((match) => match[1] === "user.token");
+}

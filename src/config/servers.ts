@@ -1,0 +1,140 @@
+/**
+ * The `servers:` mapping: each entry's name, transport and the keys every kind shares (public,
+ * serviceAuths, description), and whether anyone may reach it unauthenticated; then the
+ * entry is handed to its kind (server_backends.ts, server_aggregate.ts).
+ */
+import { isValidServerName, type ServerName } from "../core/ids.ts";
+import { Secret } from "../core/secret.ts";
+import { Checker, describe, type Dict } from "./checker.ts";
+import type { ConfigPath } from "./issues.ts";
+import { AGGREGATE_KEYS, checkAggregates, parseAggregate } from "./server_aggregate.ts";
+import {
+  HTTP_KEYS,
+  parseBackendCommon,
+  parseHttp,
+  parseStdio,
+  STDIO_KEYS,
+  type Substitution,
+} from "./server_backends.ts";
+import type { HttpServerConfig, ServerConfig, ServiceAuth } from "./types.ts";
+
+const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
+/** Each kind's keys, in the order the hint for an unknown key lists them. */
+const KEYS_BY_TRANSPORT: Record<string, string[]> = {
+  stdio: [...COMMON_SERVER_KEYS, ...STDIO_KEYS],
+  "streamable-http": [...COMMON_SERVER_KEYS, ...HTTP_KEYS],
+  sse: [...COMMON_SERVER_KEYS, ...HTTP_KEYS],
+  aggregate: [...COMMON_SERVER_KEYS, ...AGGREGATE_KEYS],
+};
+const TRANSPORTS = Object.keys(KEYS_BY_TRANSPORT);
+
+/** What a server's validation needs from the rest of the document and from loading. */
+export interface ServerContext {
+  oauthConfigured: boolean;
+  /** The `${VAR}` values loading put into the document. */
+  substitutions: Substitution[];
+}
+
+/** Every server under `servers:`, by name; aggregates' members resolved and checked. */
+export function parseServers(
+  c: Checker,
+  value: unknown,
+  context: ServerContext,
+): Map<ServerName, ServerConfig> {
+  const servers = new Map<ServerName, ServerConfig>();
+  const rawServers = c.object(value, ["servers"], "any");
+  if (rawServers) {
+    if (Object.keys(rawServers).length === 0) {
+      c.fail(["servers"], "no servers are configured", "add at least one under servers:");
+    }
+    for (const [name, entry] of Object.entries(rawServers)) {
+      const server = parseServer(c, name, entry, context);
+      if (server) servers.set(server.name, server);
+    }
+  }
+  checkAggregates(c, servers, rawServers ?? {});
+  return servers;
+}
+
+function parseServer(
+  c: Checker,
+  name: string,
+  value: unknown,
+  context: ServerContext,
+): ServerConfig | undefined {
+  const path: ConfigPath = ["servers", name];
+  if (!isValidServerName(name)) {
+    c.fail(
+      path,
+      `invalid server name "${name}"`,
+      "use lower-case letters, digits, '-' and '_' (it becomes the URL path /NAME/mcp)",
+    );
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return c.fail(path, `expected a mapping, got ${describe(value)}`);
+  }
+  const transport = (value as Dict).transport;
+  if (typeof transport !== "string" || !TRANSPORTS.includes(transport)) {
+    return c.fail(
+      [...path, "transport"],
+      transport === undefined ? "is required" : `unknown transport ${describe(transport)}`,
+      `one of: ${TRANSPORTS.join(", ")}`,
+    );
+  }
+  const raw = c.object(value, path, KEYS_BY_TRANSPORT[transport])!;
+  const common = {
+    name: name as ServerName,
+    public: c.boolean(raw.public, [...path, "public"], false),
+    serviceAuths: parseServiceAuths(c, raw.serviceAuths, [...path, "serviceAuths"]),
+  };
+  if (!common.public && common.serviceAuths.length === 0 && !context.oauthConfigured) {
+    c.fail(
+      path,
+      "has no authentication",
+      "configure oauth:, add serviceAuths: [{ type: bearer, tokens: [...] }], or say public: true to serve it to anyone",
+    );
+  }
+  if (common.public && common.serviceAuths.length > 0) {
+    c.fail([...path, "public"], "a public server cannot also have serviceAuths", "pick one");
+  }
+  if (raw.description !== undefined) c.optionalString(raw.description, [...path, "description"]);
+
+  if (transport === "aggregate") return parseAggregate(c, path, raw, common);
+  const backend = parseBackendCommon(c, path, raw, common, context.substitutions);
+  if (transport === "stdio") return parseStdio(c, path, raw, backend, context.oauthConfigured);
+  const http = { ...backend, transport: transport as HttpServerConfig["transport"] };
+  return parseHttp(c, path, raw, http, context.oauthConfigured);
+}
+
+function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): ServiceAuth[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    c.fail(
+      path,
+      `expected a list, got ${describe(value)}`,
+      "write [{ type: bearer, tokens: [...] }]",
+    );
+    return [];
+  }
+  const auths: ServiceAuth[] = [];
+  value.forEach((item, i) => {
+    const at = [...path, i];
+    const raw = c.object(item, at, ["type", "tokens"]);
+    if (!raw) return;
+    if (raw.type !== "bearer") {
+      c.fail([...at, "type"], `unsupported auth type ${describe(raw.type)}`, 'use "bearer"');
+      return;
+    }
+    const tokens = c.stringList(raw.tokens, [...at, "tokens"]);
+    if (tokens.length === 0) {
+      c.fail([...at, "tokens"], "needs at least one token", 'e.g. tokens: ["${MY_TOKEN}"]');
+    }
+    tokens.forEach((token, j) => {
+      if (token.trim() !== token || token.length === 0) {
+        c.fail([...at, "tokens", j], "a token must be non-empty, without surrounding spaces");
+      }
+    });
+    auths.push({ type: "bearer", tokens: tokens.map((t) => new Secret(t)) });
+  });
+  return auths;
+}
