@@ -1,62 +1,249 @@
 import assert from "node:assert/strict";
-import type { ServerConfig } from "../config/types.ts";
-import { Secret } from "../core/secret.ts";
+import {
+  type AuthParts,
+  exchange,
+  openAuthParts,
+  refreshForm,
+  signIn,
+} from "../../tests/fixtures/auth_parts.ts";
+import { parseConfigText } from "../config/load.ts";
+import type { ResolvedConfig, ServerConfig } from "../config/types.ts";
 import type { ServerName } from "../core/ids.ts";
-import type { TokenCheck, TokenVerifier } from "../oauth/token_verifier.ts";
-import { createAuthenticator } from "./bearer.ts";
+import { fingerprint } from "../crypto/random.ts";
+import { createAuthenticator, type ServerAuthenticator } from "./bearer.ts";
 
 const STATIC = "static-token-0123456789";
 const JWT_SHAPED_STATIC = "aaaa.bbbb.cccc";
+const BETA_STATIC = "beta-token-9876543210";
 
-function server(): ServerConfig {
-  return {
-    name: "svc" as ServerName,
-    public: false,
-    serviceAuths: [{ type: "bearer", tokens: [new Secret(STATIC), new Secret(JWT_SHAPED_STATIC)] }],
-  } as unknown as ServerConfig;
+/** The servers and the `oauth:` section as an operator writes them. */
+const CONFIG = parseConfigText(
+  `
+baseUrl: https://gw.example.com
+secret: \${SECRET}
+servers:
+  alpha:
+    transport: streamable-http
+    url: http://127.0.0.1:9/mcp
+    serviceAuths: [{ type: bearer, tokens: ["\${STATIC}", "${JWT_SHAPED_STATIC}"] }]
+  beta:
+    transport: streamable-http
+    url: http://127.0.0.1:9/mcp
+    serviceAuths: [{ type: bearer, tokens: ["${BETA_STATIC}"] }]
+  open:
+    transport: streamable-http
+    url: http://127.0.0.1:9/mcp
+    public: true
+oauth:
+  accessTokenTtl: 5m
+  idp: { provider: oidc, issuer: https://login.example.com, clientId: gw, clientSecret: x }
+  allow: { domains: [example.com] }
+`,
+  (name) => ({ SECRET: "bearer-test-master-secret-0123456789-abcdef", STATIC })[name],
+);
+
+function server(config: ResolvedConfig, name: string): ServerConfig {
+  return config.servers.get(name as ServerName)!;
 }
 
-/** A verifier that knows one good token, as Gatehouse's own TokenVerifier would answer. */
-const verifier = {
-  verify: (token: string): Promise<TokenCheck> =>
-    Promise.resolve(
-      token === "good.jwt.token"
-        ? {
-          ok: true,
-          claims: {
-            sub: "alice",
-            email: "alice@example.com",
-            client_id: "c1",
-            aud: [],
-            scope: "",
-            fam: "f",
-          },
-        }
-        : { ok: false, description: "the access token's signature is invalid" },
-    ),
-} as unknown as TokenVerifier;
-
-const call = (token?: string) =>
-  new Request("http://gw/svc/mcp", token ? { headers: { authorization: `Bearer ${token}` } } : {});
-
-Deno.test("createAuthenticator() accepts static tokens and Gatehouse JWTs, and says why it refuses", async () => {
-  const auth = await createAuthenticator(server(), verifier);
-  const staticResult = await auth.authenticate(call(STATIC), "127.0.0.1");
-  assert.ok(staticResult.ok && staticResult.principal.id.startsWith("token:"));
-  const shaped = await auth.authenticate(call(JWT_SHAPED_STATIC), "127.0.0.1");
-  assert.ok(shaped.ok, "a static token that looks like a JWT still matches");
-  const jwt = await auth.authenticate(call("good.jwt.token"), "127.0.0.1");
-  assert.deepEqual(jwt, {
-    ok: true,
-    principal: { id: "alice", email: "alice@example.com", clientId: "c1" },
+/** The authorization server's parts as `config` has them: its issuer, secret and lifetimes. */
+async function authServer(config: ResolvedConfig): Promise<AuthParts> {
+  return await openAuthParts({
+    issuer: config.baseUrl,
+    master: config.secret,
+    servers: [...config.servers.keys()],
+    lifetimes: { accessMs: config.oauth!.accessTokenTtlMs },
   });
-  assert.deepEqual(await auth.authenticate(call("bad.jwt.token"), "127.0.0.1"), {
+}
+
+const call = (authorization?: string, url = "https://gw.example.com/alpha/mcp") =>
+  new Request(url, authorization ? { headers: { authorization } } : {});
+
+async function withAlpha(
+  test: (auth: ServerAuthenticator, parts: AuthParts) => Promise<void>,
+): Promise<void> {
+  const parts = await authServer(CONFIG);
+  try {
+    await test(await createAuthenticator(server(CONFIG, "alpha"), parts.verifier), parts);
+  } finally {
+    parts.close();
+  }
+}
+
+const invalid = (description: string) => ({ ok: false, error: "invalid_token", description });
+const NOT_FOR_ALPHA = invalid('the bearer token is not valid for the server "alpha"');
+
+Deno.test("createAuthenticator() accepts each configured static token as a principal named by its fingerprint", async () => {
+  await withAlpha(async (auth) => {
+    assert.deepEqual(await auth.authenticate(call(`Bearer ${STATIC}`), "127.0.0.1"), {
+      ok: true,
+      principal: { id: `token:${await fingerprint(STATIC)}` },
+    });
+    // The scheme is case-insensitive (RFC 9110 §11.1).
+    assert.deepEqual(await auth.authenticate(call(`bearer ${JWT_SHAPED_STATIC}`), "127.0.0.1"), {
+      ok: true,
+      principal: { id: `token:${await fingerprint(JWT_SHAPED_STATIC)}` },
+    });
+  });
+});
+
+Deno.test("createAuthenticator() refuses a static token that is close to a configured one, or configured for another server", async () => {
+  await withAlpha(async (auth) => {
+    for (
+      const token of [
+        STATIC.slice(0, -1),
+        `${STATIC}0`,
+        STATIC.toUpperCase(),
+        BETA_STATIC,
+        "aaaa.bbbb.cccd",
+      ]
+    ) {
+      assert.deepEqual(
+        await auth.authenticate(call(`Bearer ${token}`), "127.0.0.1"),
+        token.includes(".") ? invalid("the access token is malformed") : NOT_FOR_ALPHA,
+        token,
+      );
+    }
+  });
+});
+
+Deno.test("createAuthenticator() accepts a Gatehouse access token for this server as the person it was issued to", async () => {
+  await withAlpha(async (auth, parts) => {
+    const { client, tokens } = await signIn(parts, ["https://gw.example.com/alpha"]);
+    assert.deepEqual(
+      await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
+      {
+        ok: true,
+        principal: { id: "oidc:alice", email: "alice@example.com", clientId: client.clientId },
+      },
+    );
+  });
+});
+
+Deno.test("createAuthenticator() refuses a Gatehouse access token for another server, saying which service it is not for", async () => {
+  await withAlpha(async (auth, parts) => {
+    const { tokens } = await signIn(parts, ["https://gw.example.com/beta"]);
+    assert.deepEqual(
+      await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
+      invalid(
+        "the access token is not valid for https://gw.example.com/alpha; obtain a token for this service",
+      ),
+    );
+  });
+});
+
+Deno.test("createAuthenticator() refuses a Gatehouse access token with a changed signature", async () => {
+  await withAlpha(async (auth, parts) => {
+    const { tokens } = await signIn(parts, ["https://gw.example.com/alpha"]);
+    const [header, payload, signature] = tokens.access_token.split(".");
+    const changed = signature.slice(0, 10) + (signature[10] === "A" ? "B" : "A") +
+      signature.slice(11);
+    const tampered = `${header}.${payload}.${changed}`;
+    assert.deepEqual(
+      await auth.authenticate(call(`Bearer ${tampered}`), "127.0.0.1"),
+      invalid("the access token's signature is invalid"),
+    );
+  });
+});
+
+Deno.test("createAuthenticator() refuses a Gatehouse access token signed under another gateway's secret", async () => {
+  const other = parseConfigText(
+    `baseUrl: https://gw.example.com
+secret: another-gateway-master-secret-0123456789-xy
+servers:
+  alpha: { transport: streamable-http, url: "http://127.0.0.1:9/mcp", public: true }
+oauth:
+  idp: { provider: oidc, issuer: https://login.example.com, clientId: gw, clientSecret: x }
+  allow: { domains: [example.com] }
+`,
+    () => undefined,
+  );
+  const foreign = await authServer(other);
+  try {
+    const { tokens } = await signIn(foreign, ["https://gw.example.com/alpha"]);
+    await withAlpha(async (auth) => {
+      assert.deepEqual(
+        await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
+        invalid("the access token's signature is invalid"),
+      );
+    });
+  } finally {
+    foreign.close();
+  }
+});
+
+Deno.test("createAuthenticator() refuses a Gatehouse access token once it has expired", async () => {
+  await withAlpha(async (auth, parts) => {
+    const { tokens } = await signIn(parts, ["https://gw.example.com/alpha"]);
+    assert.ok((await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1")).ok);
+    parts.clock.advance(CONFIG.oauth!.accessTokenTtlMs + 30_000);
+    assert.deepEqual(
+      await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
+      invalid("the access token has expired; refresh it or sign in again"),
+    );
+  });
+});
+
+Deno.test("createAuthenticator() refuses a Gatehouse access token whose grant was revoked", async () => {
+  await withAlpha(async (auth, parts) => {
+    const { client, tokens } = await signIn(parts, ["https://gw.example.com/alpha"]);
+    // A replayed refresh token revokes the grant (RFC 9700 §4.14).
+    await exchange(parts, refreshForm(client, tokens.refresh_token!));
+    await assert.rejects(exchange(parts, refreshForm(client, tokens.refresh_token!)));
+    assert.deepEqual(
+      await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
+      invalid("the access token's grant has been revoked"),
+    );
+  });
+});
+
+Deno.test("createAuthenticator() refuses a refresh token presented as a bearer token", async () => {
+  await withAlpha(async (auth, parts) => {
+    const { tokens } = await signIn(parts, ["https://gw.example.com/alpha"]);
+    assert.deepEqual(
+      await auth.authenticate(call(`Bearer ${tokens.refresh_token}`), "127.0.0.1"),
+      NOT_FOR_ALPHA,
+    );
+  });
+});
+
+Deno.test("createAuthenticator() asks for authorization when no bearer token is sent", async () => {
+  await withAlpha(async (auth) => {
+    const unauthorized = {
+      ok: false,
+      error: "unauthorized",
+      description: 'the server "alpha" requires authorization: sign in through your MCP client',
+    };
+    assert.deepEqual(await auth.authenticate(call(), "127.0.0.1"), unauthorized);
+    assert.deepEqual(
+      await auth.authenticate(call(`Basic ${btoa(`x:${STATIC}`)}`), "127.0.0.1"),
+      unauthorized,
+    );
+    assert.deepEqual(await auth.authenticate(call("Bearer "), "127.0.0.1"), unauthorized);
+  });
+  const withoutOAuth = await createAuthenticator(server(CONFIG, "alpha"));
+  assert.deepEqual(await withoutOAuth.authenticate(call(), "127.0.0.1"), {
     ok: false,
-    error: "invalid_token",
-    description: "the access token's signature is invalid",
+    error: "unauthorized",
+    description: 'the server "alpha" requires a bearer token: send Authorization: Bearer <token>',
   });
-  const wrong = await auth.authenticate(call("not-the-token"), "127.0.0.1");
-  assert.ok(!wrong.ok && wrong.error === "invalid_token");
-  const none = await auth.authenticate(call(), "127.0.0.1");
-  assert.ok(!none.ok && none.error === "unauthorized");
+});
+
+Deno.test("createAuthenticator() refuses a token in the query string, even a valid one", async () => {
+  await withAlpha(async (auth) => {
+    const url = `https://gw.example.com/alpha/mcp?access_token=${STATIC}`;
+    assert.deepEqual(await auth.authenticate(call(`Bearer ${STATIC}`, url), "127.0.0.1"), {
+      ok: false,
+      error: "invalid_request",
+      description: "tokens in the query string are refused; send Authorization: Bearer <token>",
+    });
+  });
+});
+
+Deno.test("createAuthenticator() admits anyone to a public server, as its remote address", async () => {
+  const auth = await createAuthenticator(server(CONFIG, "open"));
+  assert.deepEqual(await auth.authenticate(call(), "192.0.2.7"), {
+    ok: true,
+    principal: { id: "anonymous:192.0.2.7" },
+  });
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { systemClock } from "../core/clock.ts";
+import { type TestClock, testClock } from "../../tests/fixtures/clock.ts";
 import { openKvStore } from "../store/kv.ts";
 import type { Store } from "../store/store.ts";
 import { type GrantContext, GrantStore } from "./grants.ts";
@@ -11,16 +11,16 @@ const CONTEXT: GrantContext = {
   scope: "mcp",
 };
 
-async function withGrants(test: (grants: GrantStore) => Promise<void>): Promise<void> {
+const LIFETIMES = { codeMs: 60_000, refreshMs: 3_600_000, accessMs: 300_000 };
+
+async function withGrants(
+  test: (grants: GrantStore, clock: TestClock) => Promise<void>,
+): Promise<void> {
   const store: Store = await openKvStore(":memory:");
+  const clock = testClock();
+  clock.freeze();
   try {
-    await test(
-      new GrantStore(store, systemClock, {
-        codeMs: 60_000,
-        refreshMs: 3_600_000,
-        accessMs: 300_000,
-      }),
-    );
+    await test(new GrantStore(store, clock, LIFETIMES), clock);
   } finally {
     store.close();
   }
@@ -74,5 +74,82 @@ Deno.test("GrantStore.issueRefresh() issues nothing for a family revoked before 
     assert.deepEqual(await grants.redeemCode(code), { ok: false, reason: "replayed" });
     assert.equal(await grants.issueRefresh(redemption.familyId, CONTEXT), undefined);
     assert.equal(await grants.isFamilyRevoked(redemption.familyId), true);
+  });
+});
+
+Deno.test("GrantStore.redeemCode() hands a code out once, and a second redemption revokes the grant the first opened", async () => {
+  await withGrants(async (grants) => {
+    const code = await grants.issueCode({ ...CONTEXT, redirectUri: "x", codeChallenge: "y" });
+    const first = await grants.redeemCode(code);
+    assert.ok(first.ok);
+    assert.deepEqual(first.record, {
+      ...CONTEXT,
+      redirectUri: "x",
+      codeChallenge: "y",
+      expiresAt: first.record.expiresAt,
+    });
+    assert.equal(await grants.isFamilyRevoked(first.familyId), false);
+    const refresh = await grants.issueRefresh(first.familyId, CONTEXT);
+    assert.deepEqual(await grants.redeemCode(code), { ok: false, reason: "replayed" });
+    assert.equal(await grants.isFamilyRevoked(first.familyId), true);
+    assert.deepEqual(await grants.peekRefresh(refresh!), { ok: false, reason: "replayed" });
+  });
+});
+
+Deno.test("GrantStore.redeemCode() answers unknown for a code it never issued", async () => {
+  await withGrants(async (grants) => {
+    assert.deepEqual(await grants.redeemCode("never-issued"), { ok: false, reason: "unknown" });
+  });
+});
+
+Deno.test("GrantStore.peekCode() leaves the code usable, and neither it nor redeemCode() takes it at the instant it expires", async () => {
+  await withGrants(async (grants, clock) => {
+    const code = await grants.issueCode({ ...CONTEXT, redirectUri: "x", codeChallenge: "y" });
+    clock.advance(LIFETIMES.codeMs - 1);
+    assert.equal((await grants.peekCode(code))?.clientId, CONTEXT.clientId);
+    assert.equal((await grants.peekCode(code))?.clientId, CONTEXT.clientId, "a peek uses nothing");
+    clock.advance(1);
+    assert.equal(await grants.peekCode(code), undefined);
+    assert.deepEqual(await grants.redeemCode(code), { ok: false, reason: "expired" });
+  });
+});
+
+Deno.test("GrantStore.peekRefresh() says expired at the instant a refresh token expires, and not before", async () => {
+  await withGrants(async (grants, clock) => {
+    const { refresh } = await openFamily(grants);
+    clock.advance(LIFETIMES.refreshMs - 1);
+    assert.ok((await grants.peekRefresh(refresh)).ok);
+    clock.advance(1);
+    assert.deepEqual(await grants.peekRefresh(refresh), { ok: false, reason: "expired" });
+  });
+});
+
+Deno.test("GrantStore.rotateRefresh() replaces the token, and a later use of the old one revokes the grant", async () => {
+  await withGrants(async (grants) => {
+    const { familyId, refresh } = await openFamily(grants);
+    const peek = await grants.peekRefresh(refresh);
+    assert.ok(peek.ok);
+    const rotation = await grants.rotateRefresh(refresh, peek.record);
+    assert.ok(rotation.ok);
+    assert.notEqual(rotation.token, refresh);
+    assert.ok((await grants.peekRefresh(rotation.token)).ok);
+    assert.deepEqual(await grants.peekRefresh(refresh), { ok: false, reason: "replayed" });
+    assert.equal(await grants.isFamilyRevoked(familyId), true);
+    assert.deepEqual(await grants.peekRefresh(rotation.token), { ok: false, reason: "replayed" });
+  });
+});
+
+Deno.test("GrantStore.revokeFamily() ends the grant and names its refresh token as revoked", async () => {
+  await withGrants(async (grants) => {
+    const { familyId, refresh } = await openFamily(grants);
+    await grants.revokeFamily(familyId);
+    assert.equal(await grants.isFamilyRevoked(familyId), true);
+    assert.deepEqual(await grants.peekRefresh(refresh), { ok: false, reason: "replayed" });
+  });
+});
+
+Deno.test("GrantStore.isFamilyRevoked() counts a grant it does not know as revoked", async () => {
+  await withGrants(async (grants) => {
+    assert.equal(await grants.isFamilyRevoked("no-such-grant"), true);
   });
 });
