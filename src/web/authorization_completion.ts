@@ -95,7 +95,9 @@ export class AuthorizationCompletion {
       return await errorPage(403, "This form has expired", "Reload the page and try again.");
     }
     const pendingId = form.get("request") ?? "";
-    const pending = await deps.pending.take(pendingId);
+    // Checked before taking it, so someone else's request id cannot be used to spoil it.
+    const own = (await deps.pending.peek(pendingId))?.subject === session.identity.subject;
+    const pending = own ? await deps.pending.take(pendingId) : undefined;
     if (!pending || pending.subject !== session.identity.subject) {
       return await errorPage(
         400,

@@ -180,16 +180,21 @@ Deno.test("consent() refuses a form without this session's CSRF token and leaves
   });
 });
 
-Deno.test("consent() refuses an answer from someone other than the person asked", async () => {
+Deno.test("consent() refuses an answer from someone other than the person asked and leaves the request to its person", async () => {
   await withCompletion(async (parts) => {
     const asked = await askConsent(parts, ALICE);
     const bob = await askConsent(parts, BOB);
-    const response = await parts.answer(bob.cookie, {
-      csrf: bob.csrf,
-      request: asked.id,
-      decision: "allow",
-    });
-    assert.deepEqual(await titleOf(response), [400, "This request has expired"]);
+    for (const decision of ["allow", "deny"]) {
+      const response = await parts.answer(bob.cookie, {
+        csrf: bob.csrf,
+        request: asked.id,
+        decision,
+      });
+      assert.deepEqual(await titleOf(response), [400, "This request has expired"]);
+    }
+    codeIn(
+      await parts.answer(asked.cookie, { csrf: asked.csrf, request: asked.id, decision: "allow" }),
+    );
   });
 });
 
