@@ -135,11 +135,15 @@ const logLines = batchedLineWriter(writeStderr);
 globalThis.addEventListener("unload", () => logLines.flush());
 
 async function serve(config: ResolvedConfig, configPath: string): Promise<number> {
-  const logger = createLogger(config.logLevel, logLines);
+  const clock = systemClock;
+  const logger = createLogger(config.logLevel, logLines, { clock });
   logConfigWarnings(logger, config, configPath);
   let store;
   try {
-    store = await openKvStore(config.storage, (message, fields) => logger.warn(message, fields));
+    store = await openKvStore(config.storage, {
+      warn: (message, fields) => logger.warn(message, fields),
+      clock,
+    });
   } catch (error) {
     logger.error("cannot open storage", { storage: config.storage, error });
     return EXIT.runtime;
@@ -147,9 +151,9 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
   const deps = {
     store,
     logger,
-    clock: systemClock,
+    clock,
     // The audit trail is kept whatever logLevel says.
-    auditLogger: createLogger("info", logLines),
+    auditLogger: createLogger("info", logLines, { clock }),
   };
   let gateway = await createGateway(config, deps);
   const metrics = gateway.carried.metrics;
@@ -161,6 +165,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
         port: config.listen.port,
         limits: config.connections,
         logger,
+        clock,
         events: {
           shed: (reason) => metrics.connectionsShed.inc({ reason }),
           timedOut: (limit) => metrics.connectionTimeouts.inc({ limit }),

@@ -105,7 +105,11 @@ export async function createGateway(
     deadlines: new Deadlines(clock),
     caches: new Map<ServerName, DiscoveryCache>(),
     instance: randomHex(8),
-    backendClient: new Http1Client({ userAgent: `gatehouse/${VERSION}`, useFetchFor: proxied }),
+    backendClient: new Http1Client({
+      userAgent: `gatehouse/${VERSION}`,
+      useFetchFor: proxied,
+      clock,
+    }),
   };
   caches.clear();
   const sessionOptions: SessionRegistryOptions = {
@@ -208,7 +212,7 @@ async function createAuthServer(
     clock,
     unusedClientTtlMs: oauthConfig.unusedClientTtlMs,
     redirectSchemes: oauthConfig.redirectSchemes,
-    fetchMetadataDocument: cimd.enabled ? (url) => guardedFetchJson(url, cimd) : undefined,
+    fetchMetadataDocument: cimd.enabled ? (url) => guardedFetchJson(url, cimd, clock) : undefined,
   });
   const resolve = (resource: string) => {
     const name = resolveResource(issuer, resource, (n) => config.servers.has(n));
@@ -229,7 +233,7 @@ async function createAuthServer(
   const oauthClients = new Map<string, ServiceOAuthClient>();
   for (const server of config.servers.values()) {
     if (server.userToken?.kind === "oauth") {
-      oauthClients.set(server.name, createServiceOAuthClient(server.userToken, () => clock.now()));
+      oauthClients.set(server.name, createServiceOAuthClient(server.userToken, clock));
     }
   }
   const credentials = new UserCredentials({
@@ -257,7 +261,7 @@ async function createAuthServer(
     clients,
     grants,
     sso,
-    idp: createIdentityProvider(oauthConfig.idp),
+    idp: createIdentityProvider(oauthConfig.idp, clock),
     cookies,
     resolveResource: resolve,
     checkAccess: access,

@@ -6,12 +6,14 @@
  */
 import * as oauth from "oauth4webapi";
 import type { OAuthUserToken, TokenAuthMethod } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
+import { withTimeout } from "../core/timeout_signal.ts";
 
 /** Calls to a service's OAuth server give up after this long. */
-const SERVICE_TIMEOUT_MS = 10_000;
+export const SERVICE_TIMEOUT_MS = 10_000;
 /** Discovered metadata is reused this long. */
-const DISCOVERY_TTL_MS = 60 * 60_000;
+export const DISCOVERY_TTL_MS = 60 * 60_000;
 
 export interface ServiceTokens {
   accessToken: string;
@@ -51,17 +53,27 @@ export interface ServiceOAuthClient {
   revoke(token: string, hint: "access_token" | "refresh_token"): Promise<boolean>;
 }
 
+/**
+ * A client for one service; token lifetimes (`expiresAt`) and the metadata cache count on
+ * `clock`, and so do the time limits of calls to the service.
+ */
 export function createServiceOAuthClient(
   config: OAuthUserToken,
-  now: () => number,
+  clock: Clock,
 ): ServiceOAuthClient {
   const client: oauth.Client = { client_id: config.clientId };
   const anyUrl = new URL(config.issuer ?? config.authorizationUrl!);
   // Plain http only for a service on this machine (tests, local development).
-  const httpOptions = () => ({
-    [oauth.allowInsecureRequests]: isLoopbackHttp(anyUrl),
-    signal: AbortSignal.timeout(SERVICE_TIMEOUT_MS),
-  });
+  const insecure = isLoopbackHttp(anyUrl);
+  /** A call to the service, answer read included, given up after SERVICE_TIMEOUT_MS. */
+  const bounded = <T>(
+    work: (options: { [oauth.allowInsecureRequests]: boolean; signal: AbortSignal }) => Promise<T>,
+  ) =>
+    withTimeout(
+      clock,
+      SERVICE_TIMEOUT_MS,
+      (signal) => work({ [oauth.allowInsecureRequests]: insecure, signal }),
+    );
   let discovered: { server: oauth.AuthorizationServer; at: number } | undefined;
 
   async function server(): Promise<oauth.AuthorizationServer> {
@@ -73,18 +85,22 @@ export function createServiceOAuthClient(
         revocation_endpoint: config.revocationUrl,
       };
     }
-    if (discovered && now() - discovered.at < DISCOVERY_TTL_MS) return discovered.server;
+    if (discovered && clock.now() - discovered.at < DISCOVERY_TTL_MS) return discovered.server;
     const issuer = new URL(config.issuer);
     let lastError: unknown;
     for (const algorithm of ["oauth2", "oidc"] as const) {
       try {
-        const response = await oauth.discoveryRequest(issuer, { algorithm, ...httpOptions() });
-        const metadata = await oauth.processDiscoveryResponse(issuer, response);
+        const metadata = await bounded(async (options) =>
+          await oauth.processDiscoveryResponse(
+            issuer,
+            await oauth.discoveryRequest(issuer, { algorithm, ...options }),
+          )
+        );
         const merged = {
           ...metadata,
           revocation_endpoint: config.revocationUrl ?? metadata.revocation_endpoint,
         };
-        discovered = { server: merged, at: now() };
+        discovered = { server: merged, at: clock.now() };
         return merged;
       } catch (error) {
         lastError = error;
@@ -109,7 +125,7 @@ export function createServiceOAuthClient(
       accessToken: result.access_token,
       refreshToken: result.refresh_token,
       expiresAt: typeof result.expires_in === "number"
-        ? now() + result.expires_in * 1000
+        ? clock.now() + result.expires_in * 1000
         : undefined,
       scope: result.scope,
     };
@@ -143,45 +159,57 @@ export function createServiceOAuthClient(
       } catch (error) {
         throw asServiceError(error, "the service refused the connection");
       }
-      return await call(async () => {
-        const response = await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          clientAuth(as),
-          params,
-          finish.redirectUri,
-          finish.codeVerifier,
-          httpOptions(),
-        );
-        return tokens(await oauth.processAuthorizationCodeResponse(as, client, response));
-      }, "the code exchange failed");
+      return await call(
+        () =>
+          bounded(async (options) => {
+            const response = await oauth.authorizationCodeGrantRequest(
+              as,
+              client,
+              clientAuth(as),
+              params,
+              finish.redirectUri,
+              finish.codeVerifier,
+              options,
+            );
+            return tokens(await oauth.processAuthorizationCodeResponse(as, client, response));
+          }),
+        "the code exchange failed",
+      );
     },
 
     async refresh(refreshToken) {
       const as = await server();
-      return await call(async () => {
-        const response = await oauth.refreshTokenGrantRequest(
-          as,
-          client,
-          clientAuth(as),
-          refreshToken,
-          httpOptions(),
-        );
-        return tokens(await oauth.processRefreshTokenResponse(as, client, response));
-      }, "the refresh failed");
+      return await call(
+        () =>
+          bounded(async (options) => {
+            const response = await oauth.refreshTokenGrantRequest(
+              as,
+              client,
+              clientAuth(as),
+              refreshToken,
+              options,
+            );
+            return tokens(await oauth.processRefreshTokenResponse(as, client, response));
+          }),
+        "the refresh failed",
+      );
     },
 
     async revoke(token, hint) {
       const as = await server();
       if (!as.revocation_endpoint) return false;
-      return await call(async () => {
-        const response = await oauth.revocationRequest(as, client, clientAuth(as), token, {
-          ...httpOptions(),
-          additionalParameters: { token_type_hint: hint },
-        });
-        await oauth.processRevocationResponse(response);
-        return true;
-      }, "the revocation failed");
+      return await call(
+        () =>
+          bounded(async (options) => {
+            const response = await oauth.revocationRequest(as, client, clientAuth(as), token, {
+              ...options,
+              additionalParameters: { token_type_hint: hint },
+            });
+            await oauth.processRevocationResponse(response);
+            return true;
+          }),
+        "the revocation failed",
+      );
     },
   };
 }

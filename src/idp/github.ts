@@ -4,7 +4,9 @@
  * so there is no ID token; the identity is what its API says with the fresh access token.
  */
 import type { IdpConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
+import { withTimeout } from "../core/timeout_signal.ts";
 import {
   type IdentityProvider,
   IDP_TIMEOUT_MS,
@@ -19,27 +21,29 @@ const API_HEADERS = {
   "user-agent": "gatehouse",
 };
 
-async function getJson<T>(url: string, token: string): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      headers: { ...API_HEADERS, authorization: `Bearer ${token}` },
-      signal: AbortSignal.timeout(IDP_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new IdpError("unreachable", `GitHub could not be reached: ${(error as Error).message}`);
-  }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new IdpError(
-      "invalid_response",
-      `GitHub answered ${response.status} for ${new URL(url).pathname}`,
-    );
-  }
-  return await response.json() as T;
+async function getJson<T>(url: string, token: string, clock: Clock): Promise<T> {
+  return await withTimeout(clock, IDP_TIMEOUT_MS, async (signal) => {
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { ...API_HEADERS, authorization: `Bearer ${token}` },
+        signal,
+      });
+    } catch (error) {
+      throw new IdpError("unreachable", `GitHub could not be reached: ${(error as Error).message}`);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new IdpError(
+        "invalid_response",
+        `GitHub answered ${response.status} for ${new URL(url).pathname}`,
+      );
+    }
+    return await response.json() as T;
+  });
 }
 
-export function createGithubProvider(config: IdpConfig): IdentityProvider {
+export function createGithubProvider(config: IdpConfig, clock: Clock): IdentityProvider {
   const web = config.githubUrl;
   const api = config.githubApiUrl;
   return {
@@ -68,19 +72,21 @@ export function createGithubProvider(config: IdpConfig): IdentityProvider {
       }
       let token: { access_token?: string; error?: string; error_description?: string };
       try {
-        const response = await fetch(`${web}/login/oauth/access_token`, {
-          method: "POST",
-          headers: { accept: "application/json", "user-agent": "gatehouse" },
-          body: new URLSearchParams({
-            client_id: config.clientId,
-            client_secret: config.clientSecret.reveal(),
-            code: params.get("code")!,
-            redirect_uri: finish.redirectUri,
-            code_verifier: finish.codeVerifier,
-          }),
-          signal: AbortSignal.timeout(IDP_TIMEOUT_MS),
+        token = await withTimeout(clock, IDP_TIMEOUT_MS, async (signal) => {
+          const response = await fetch(`${web}/login/oauth/access_token`, {
+            method: "POST",
+            headers: { accept: "application/json", "user-agent": "gatehouse" },
+            body: new URLSearchParams({
+              client_id: config.clientId,
+              client_secret: config.clientSecret.reveal(),
+              code: params.get("code")!,
+              redirect_uri: finish.redirectUri,
+              code_verifier: finish.codeVerifier,
+            }),
+            signal,
+          });
+          return await response.json();
         });
-        token = await response.json();
       } catch (error) {
         throw new IdpError(
           "unreachable",
@@ -96,12 +102,17 @@ export function createGithubProvider(config: IdpConfig): IdentityProvider {
       }
       const accessToken = token.access_token;
       const [user, emails, orgs] = await Promise.all([
-        getJson<{ id: number; login: string; name?: string | null }>(`${api}/user`, accessToken),
+        getJson<{ id: number; login: string; name?: string | null }>(
+          `${api}/user`,
+          accessToken,
+          clock,
+        ),
         getJson<{ email: string; primary: boolean; verified: boolean }[]>(
           `${api}/user/emails`,
           accessToken,
+          clock,
         ),
-        getJson<{ login: string }[]>(`${api}/user/orgs`, accessToken),
+        getJson<{ login: string }[]>(`${api}/user/orgs`, accessToken, clock),
       ]);
       if (typeof user?.id !== "number") {
         throw new IdpError("invalid_response", "GitHub's /user answer has no id");

@@ -5,8 +5,10 @@
  */
 import * as oauth from "oauth4webapi";
 import type { IdpConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
+import { withTimeout } from "../core/timeout_signal.ts";
 import {
   type IdentityProvider,
   IDP_TIMEOUT_MS,
@@ -16,30 +18,36 @@ import {
 } from "./provider.ts";
 
 /** Discovery is cached this long, then fetched again (keys and endpoints may rotate). */
-const DISCOVERY_TTL_MS = 60 * 60_000;
+export const DISCOVERY_TTL_MS = 60 * 60_000;
 
-export function createOidcProvider(config: IdpConfig): IdentityProvider {
+/** A provider for one configuration; it keeps its own discovery, for DISCOVERY_TTL_MS of `clock`. */
+export function createOidcProvider(config: IdpConfig, clock: Clock): IdentityProvider {
   const issuer = new URL(config.issuer!);
   const client: oauth.Client = { client_id: config.clientId };
   const clientAuth = oauth.ClientSecretPost(config.clientSecret.reveal());
   // Plain http is only ever allowed for an issuer on this machine (tests, local development).
   const insecure = isLoopbackHttp(issuer);
-  const httpOptions = {
-    [oauth.allowInsecureRequests]: insecure,
-    signal: () => AbortSignal.timeout(IDP_TIMEOUT_MS),
-  };
+  /** A call to the provider, answer read included, given up after IDP_TIMEOUT_MS. */
+  const bounded = <T>(
+    work: (options: { [oauth.allowInsecureRequests]: boolean; signal: AbortSignal }) => Promise<T>,
+  ) =>
+    withTimeout(
+      clock,
+      IDP_TIMEOUT_MS,
+      (signal) => work({ [oauth.allowInsecureRequests]: insecure, signal }),
+    );
   let discovered: { server: oauth.AuthorizationServer; at: number } | undefined;
 
   async function server(): Promise<oauth.AuthorizationServer> {
-    if (discovered && Date.now() - discovered.at < DISCOVERY_TTL_MS) return discovered.server;
+    if (discovered && clock.now() - discovered.at < DISCOVERY_TTL_MS) return discovered.server;
     try {
-      const response = await oauth.discoveryRequest(issuer, {
-        algorithm: "oidc",
-        ...httpOptions,
-        signal: AbortSignal.timeout(IDP_TIMEOUT_MS),
-      });
-      const result = await oauth.processDiscoveryResponse(issuer, response);
-      discovered = { server: result, at: Date.now() };
+      const result = await bounded(async (options) =>
+        await oauth.processDiscoveryResponse(
+          issuer,
+          await oauth.discoveryRequest(issuer, { algorithm: "oidc", ...options }),
+        )
+      );
+      discovered = { server: result, at: clock.now() };
       return result;
     } catch (error) {
       throw new IdpError(
@@ -87,19 +95,22 @@ export function createOidcProvider(config: IdpConfig): IdentityProvider {
         );
       }
       try {
-        const response = await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          clientAuth,
-          params,
-          finish.redirectUri,
-          finish.codeVerifier,
-          httpOptions,
+        const result = await bounded(async (options) =>
+          await oauth.processAuthorizationCodeResponse(
+            as,
+            client,
+            await oauth.authorizationCodeGrantRequest(
+              as,
+              client,
+              clientAuth,
+              params,
+              finish.redirectUri,
+              finish.codeVerifier,
+              options,
+            ),
+            { expectedNonce: finish.nonce, requireIdToken: true },
+          )
         );
-        const result = await oauth.processAuthorizationCodeResponse(as, client, response, {
-          expectedNonce: finish.nonce,
-          requireIdToken: true,
-        });
         const claims = oauth.getValidatedIdTokenClaims(result)!;
         const email = typeof claims.email === "string"
           ? claims.email

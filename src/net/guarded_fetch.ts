@@ -4,7 +4,9 @@
  * Residual risk, stated plainly: the name is resolved once for the check and again by fetch,
  * so a DNS answer that changes in between (rebinding) is not caught here.
  */
+import type { Clock } from "../core/clock.ts";
 import { readAllCapped } from "../core/streams.ts";
+import { withTimeout } from "../core/timeout_signal.ts";
 import { isIpLiteral, isPublicAddress } from "./addresses.ts";
 
 export interface GuardedFetchOptions {
@@ -47,28 +49,33 @@ function maxAge(cacheControl: string | null): number {
 export async function guardedFetchJson(
   text: string,
   options: GuardedFetchOptions,
+  clock: Clock,
 ): Promise<{ body: unknown; maxAgeSeconds: number }> {
   const url = new URL(text);
   if (url.protocol !== "https:") throw new Error("only https URLs are fetched");
   await checkDestination(url, options.allowPrivateHosts);
-  const response = await fetch(url, {
-    redirect: "manual",
-    headers: { accept: "application/json", "user-agent": "gatehouse" },
-    signal: AbortSignal.timeout(options.timeoutMs),
+  // The time limit covers the answer's body too, as a slow sender can hold that open.
+  const { bytes, cacheControl } = await withTimeout(clock, options.timeoutMs, async (signal) => {
+    const response = await fetch(url, {
+      redirect: "manual",
+      headers: { accept: "application/json", "user-agent": "gatehouse" },
+      signal,
+    });
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel();
+      throw new Error(`it answered with a redirect (${response.status}), which is not followed`);
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new Error(`it answered ${response.status}`);
+    }
+    const bytes = await readAllCapped(response.body, options.maxBytes);
+    return { bytes, cacheControl: response.headers.get("cache-control") };
   });
-  if (response.status >= 300 && response.status < 400) {
-    await response.body?.cancel();
-    throw new Error(`it answered with a redirect (${response.status}), which is not followed`);
-  }
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    throw new Error(`it answered ${response.status}`);
-  }
-  const bytes = await readAllCapped(response.body, options.maxBytes);
   if (!bytes) throw new Error(`the document is larger than ${options.maxBytes} bytes`);
   const body = new TextDecoder().decode(bytes);
   try {
-    return { body: JSON.parse(body), maxAgeSeconds: maxAge(response.headers.get("cache-control")) };
+    return { body: JSON.parse(body), maxAgeSeconds: maxAge(cacheControl) };
   } catch {
     throw new Error("it is not JSON");
   }

@@ -18,6 +18,7 @@
  * Modules: http1_wire.ts (request and head encoding), http1_connection.ts (a socket and its
  * reads), http1_body.ts (body streams, decompression), http1_pool.ts (idle connections).
  */
+import { type Clock, systemClock, type Timer } from "../core/clock.ts";
 import { bodyStream, decode } from "./http1_body.ts";
 import { Connection, ConnectionClosedEarly, readExactly, readHead } from "./http1_connection.ts";
 import { IdlePool } from "./http1_pool.ts";
@@ -40,8 +41,8 @@ export interface Http1ClientOptions {
   userAgent?: string;
   /** URLs this client leaves to Deno's `fetch` (those that go through a proxy). */
   useFetchFor?: (url: URL) => boolean;
-  /** The clock idle times are measured with. */
-  now?: () => number;
+  /** The clock connect and idle times are measured with. */
+  clock?: Clock;
 }
 
 const DEFAULTS: Required<Http1ClientOptions> = {
@@ -52,7 +53,7 @@ const DEFAULTS: Required<Http1ClientOptions> = {
   maxInlineBodyBytes: 1024 * 1024,
   userAgent: "gatehouse",
   useFetchFor: () => false,
-  now: () => Date.now(),
+  clock: systemClock,
 };
 
 /** Why a POST (say) failed without a second try. */
@@ -138,7 +139,7 @@ export class Http1Client {
     const connecting = url.protocol === "https:"
       ? Deno.connectTls({ hostname, port, alpnProtocols: ["http/1.1"] })
       : Deno.connect({ hostname, port });
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: Timer | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
       const fail = (reason: unknown) => {
@@ -146,7 +147,7 @@ export class Http1Client {
         void connecting.then((conn) => conn.close(), () => {});
         reject(reason);
       };
-      timer = setTimeout(
+      timer = this.#options.clock.setTimeout(
         () => fail(new TypeError(`connecting to ${url.host} timed out`)),
         this.#options.connectTimeoutMs,
       );
@@ -163,7 +164,7 @@ export class Http1Client {
         ? error
         : new TypeError(describe(error, url), { cause: error });
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
   }

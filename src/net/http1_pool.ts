@@ -14,6 +14,7 @@
  * sockets only every few dozen tasks while it is busy, so neither a microtask nor an
  * `setImmediate` turn is enough: a timer makes it wait, and waiting polls the sockets.
  */
+import type { Clock, Timer } from "../core/clock.ts";
 import type { Connection } from "./http1_connection.ts";
 
 /** A connection quiet this long is checked before a request that must not go twice. */
@@ -24,12 +25,13 @@ export interface IdlePoolOptions {
   maxIdlePerOrigin: number;
   /** A connection idle this long is closed, never reused. */
   idleTimeoutMs: number;
-  now: () => number;
+  /** Idle times and the sweep that closes idle connections follow this clock. */
+  clock: Clock;
 }
 
 export class IdlePool {
   readonly #idle = new Map<string, Connection[]>();
-  #sweeper?: ReturnType<typeof setInterval>;
+  #sweeper?: Timer;
   #closed = false;
 
   constructor(private readonly options: IdlePoolOptions) {}
@@ -51,7 +53,7 @@ export class IdlePool {
       const connection = this.#idle.get(origin)?.pop();
       if (!connection) return undefined;
       if (connection.broken) continue;
-      const idleMs = this.options.now() - connection.idleSince;
+      const idleMs = this.options.clock.now() - connection.idleSince;
       if (idleMs > this.options.idleTimeoutMs) {
         connection.close();
         continue;
@@ -74,21 +76,24 @@ export class IdlePool {
     }
     list.push(connection);
     this.#idle.set(connection.origin, list);
-    const parked = connection.park(this.options.now());
+    const parked = connection.park(this.options.clock.now());
     // Anything arriving on an idle connection (the server closing it, or stray bytes) ends it.
     void parked.then(() => {
       if (!connection.isParked(parked)) return;
       connection.close();
       this.#remove(connection);
     });
-    this.#sweeper ??= setInterval(() => this.#sweep(), this.options.idleTimeoutMs / 2);
-    Deno.unrefTimer(this.#sweeper);
+    this.#sweeper ??= this.options.clock.setInterval(
+      () => this.#sweep(),
+      this.options.idleTimeoutMs / 2,
+      { unref: true },
+    );
   }
 
   /** Closes the idle connections; later releases close theirs. */
   close(): void {
     this.#closed = true;
-    clearInterval(this.#sweeper);
+    this.#sweeper?.clear();
     for (const list of this.#idle.values()) for (const connection of list) connection.close();
     this.#idle.clear();
   }
@@ -100,7 +105,7 @@ export class IdlePool {
   }
 
   #sweep(): void {
-    const oldest = this.options.now() - this.options.idleTimeoutMs;
+    const oldest = this.options.clock.now() - this.options.idleTimeoutMs;
     for (const [origin, list] of this.#idle) {
       for (let i = list.length - 1; i >= 0; i--) {
         if (list[i].idleSince >= oldest) continue;
@@ -114,6 +119,7 @@ export class IdlePool {
 
 /** Waits for `read` to settle or for the event loop to have polled the sockets, whichever is first. */
 async function settledOrPolled(read: Promise<unknown> | undefined): Promise<void> {
+  // A platform timer on purpose: this waits for the event loop to turn, not for gateway time.
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([read, new Promise<void>((resolve) => timer = setTimeout(resolve, 0))]);

@@ -58,7 +58,7 @@ Deno.test("IdlePool.take() sees that the server closed an idle connection before
   const server = oneAnswerServer();
   const clock = testClock();
   clock.freeze();
-  const client = new Http1Client({ now: clock.now });
+  const client = new Http1Client({ clock });
   try {
     const first = await client.fetch(server.url, { method: "POST", body: '"0"' });
     assert.deepEqual(await first.json(), { n: 0 });
@@ -86,7 +86,7 @@ Deno.test("IdlePool.take() does not reuse a connection idle longer than idleTime
   );
   const clock = testClock();
   clock.freeze();
-  const client = new Http1Client({ idleTimeoutMs: 1_000, now: clock.now });
+  const client = new Http1Client({ idleTimeoutMs: 1_000, clock });
   try {
     await (await client.fetch(server.url, { method: "POST", body: "1" })).text();
     clock.advance(999);
@@ -99,6 +99,31 @@ Deno.test("IdlePool.take() does not reuse a connection idle longer than idleTime
     );
     assert.equal(server.connections, 2, "past the bound, a new connection");
     assert.equal(server.requests, 3);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("IdlePool.release() arms a sweep that closes a connection idle past idleTimeoutMs as the clock passes", async () => {
+  const server = rawServer(async ({ index }, conn) =>
+    void await write(conn, json(`{"n":${index}}`))
+  );
+  const clock = testClock();
+  clock.freeze();
+  const client = new Http1Client({ idleTimeoutMs: 1_000, clock });
+  try {
+    await (await client.fetch(server.url, { method: "POST", body: "1" })).text();
+    assert.equal(client.idleConnections, 1);
+    // The sweep runs every idleTimeoutMs / 2 of the clock's time: at 500 and 1000 the
+    // connection is within the bound, at 1500 past it.
+    clock.advance(1_000);
+    assert.equal(client.idleConnections, 1, "kept within the bound");
+    clock.advance(500);
+    assert.equal(client.idleConnections, 0, "closed by the sweep");
+    // Nothing idle is left to reuse: the next request opens a new connection.
+    await (await client.fetch(server.url, { method: "POST", body: "2" })).text();
+    assert.equal(server.connections, 2);
   } finally {
     client.close();
     await server.close();

@@ -4,6 +4,7 @@
  * decides how the gateway meets the network; the metrics listener and tests use `Deno.serve`
  * directly, as nothing there listens to strangers.
  */
+import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../observability/logger.ts";
 import { defaultMaxConnections, openFileLimit } from "./descriptors.ts";
 import { type FrontEvents, type FrontLimits, peerOf, TcpFront } from "./tcp_front.ts";
@@ -30,6 +31,8 @@ export interface PublicServerOptions {
   limits: Omit<FrontLimits, "maxConnections"> & { maxConnections?: number };
   logger: Logger;
   events?: FrontEvents;
+  /** The clock the connection limits are measured with; the system's when left out. */
+  clock?: Clock;
 }
 
 /** After the server behind stopped for want of file descriptors, how soon to try again. */
@@ -67,6 +70,7 @@ export async function servePublic(
       options.logger.error("the HTTP server stopped; starting it again", { error });
       options.events?.shed?.("no_descriptors");
       for (;;) {
+        // A platform timer: a pause between tries, not a limit on anyone's time.
         await new Promise((resolve) => setTimeout(resolve, RESTART_PAUSE_MS));
         if (closing) return;
         try {
@@ -98,6 +102,7 @@ export async function servePublic(
       limits: { ...options.limits, maxConnections },
       logger: options.logger,
       events: options.events,
+      clock: options.clock,
     });
   } catch (error) {
     closing = true;

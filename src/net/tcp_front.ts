@@ -19,6 +19,7 @@
  * (request_framing.ts), which the server side reads back (`peerOf`). Everything else about
  * HTTP stays `Deno.serve`'s.
  */
+import { type Clock, systemClock, type Timer } from "../core/clock.ts";
 import { concatBytes } from "../core/streams.ts";
 import type { Logger } from "../observability/logger.ts";
 import { type FramingError, PEER_HEADER, RequestFraming } from "./request_framing.ts";
@@ -49,7 +50,8 @@ export interface TcpFrontOptions {
   limits: FrontLimits;
   logger: Logger;
   events?: FrontEvents;
-  now?: () => number;
+  /** The clock the limits are measured and checked with. */
+  clock?: Clock;
 }
 
 /** How often limits are checked: every connection's deadlines are looked at once a tick. */
@@ -131,8 +133,8 @@ class FrontConnection {
 
 export class TcpFront {
   readonly #connections = new Set<FrontConnection>();
-  readonly #now: () => number;
-  #ticker?: ReturnType<typeof setInterval>;
+  readonly #clock: Clock;
+  #ticker?: Timer;
   #accepting: Promise<void>;
   #closing = false;
   /** Troubles reported once per burst: when each was last logged, and how often since. */
@@ -142,7 +144,7 @@ export class TcpFront {
     readonly listener: Deno.TcpListener,
     readonly options: TcpFrontOptions,
   ) {
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
     this.#accepting = this.#acceptLoop();
   }
 
@@ -179,7 +181,7 @@ export class TcpFront {
   /** Closes every client connection, whatever it is doing. */
   closeAll(): void {
     for (const connection of this.#connections) connection.close();
-    clearInterval(this.#ticker);
+    this.#ticker?.clear();
     this.#ticker = undefined;
   }
 
@@ -195,6 +197,7 @@ export class TcpFront {
           continue;
         }
         this.#outOfDescriptors();
+        // A platform timer: a breather before the next accept, not a limit on anyone's time.
         await new Promise((resolve) => setTimeout(resolve, EMFILE_PAUSE_MS));
         continue;
       }
@@ -235,7 +238,7 @@ export class TcpFront {
 
   /** Logs a trouble once per burst (10 s), with how often it happened, not once per connection. */
   #report(message: string, error?: unknown): void {
-    const now = this.#now();
+    const now = this.#clock.now();
     const seen = this.#reported.get(message) ?? { at: 0, count: 0 };
     seen.count++;
     this.#reported.set(message, seen);
@@ -257,9 +260,9 @@ export class TcpFront {
 
   async #serve(client: Deno.TcpConn): Promise<void> {
     const peer = (client.remoteAddr as Deno.NetAddr).hostname;
-    const connection = new FrontConnection(client, peer, this.#now());
+    const connection = new FrontConnection(client, peer, this.#clock.now());
     this.#connections.add(connection);
-    this.#ticker ??= setInterval(() => this.#tick(), TICK_MS);
+    this.#ticker ??= this.#clock.setInterval(() => this.#tick(), TICK_MS);
     try {
       client.setNoDelay(true);
       try {
@@ -281,7 +284,7 @@ export class TcpFront {
       connection.close();
       this.#connections.delete(connection);
       if (this.#connections.size === 0) {
-        clearInterval(this.#ticker);
+        this.#ticker?.clear();
         this.#ticker = undefined;
       }
     }
@@ -296,7 +299,7 @@ export class TcpFront {
       for (;;) {
         const n = await client.read(buffer);
         if (n === null) break;
-        const now = this.#now();
+        const now = this.#clock.now();
         connection.lastActivity = now;
         const before = framing.phase;
         const result = framing.push(buffer.subarray(0, n));
@@ -323,7 +326,7 @@ export class TcpFront {
       for (;;) {
         const n = await upstream.read(buffer);
         if (n === null) break;
-        connection.writingSince = connection.lastActivity = this.#now();
+        connection.writingSince = connection.lastActivity = this.#clock.now();
         await writeAll(client, buffer.subarray(0, n));
         connection.writingSince = 0;
       }
@@ -341,7 +344,7 @@ export class TcpFront {
   }
 
   #tick(): void {
-    const now = this.#now();
+    const now = this.#clock.now();
     const { headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, sendTimeoutMs } = this.options.limits;
     for (const connection of this.#connections) {
       // Closed but not yet gone from the set (its loops are still winding down): once is enough.

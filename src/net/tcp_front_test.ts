@@ -3,6 +3,7 @@ import { createLogger } from "../observability/logger.ts";
 import { type FrontLimits, TcpFront } from "./tcp_front.ts";
 import { PEER_HEADER } from "./request_framing.ts";
 import { waitUntil, within } from "../../tests/fixtures/waits.ts";
+import { testClock } from "../../tests/fixtures/clock.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -16,8 +17,10 @@ const LIMITS: FrontLimits = {
 };
 
 /**
- * A front on an ephemeral port before a `Deno.serve` on a unix socket, with a clock the test
- * moves. `respond` answers each request; what the server saw is kept.
+ * A front on an ephemeral port before a `Deno.serve` on a unix socket, on a frozen clock that
+ * only the test moves. `respond` answers each request; what the server saw is kept. A time
+ * limit is recorded as `timeout:which`, or `timeout:which (not on the clock)` when it fired
+ * outside `advance`: the front's limits are checked on the clock's timer, not a timer of its own.
  */
 async function frontFor(
   limits: Partial<FrontLimits> = {},
@@ -35,7 +38,9 @@ async function frontFor(
     (request) => (seen.push(request), respond(request)),
   );
   await listening.promise;
-  let offset = 0;
+  const clock = testClock();
+  clock.freeze();
+  let advancing = false;
   const events: string[] = [];
   const front = TcpFront.listen({
     hostname: "127.0.0.1",
@@ -43,10 +48,10 @@ async function frontFor(
     upstream: path,
     limits: { ...LIMITS, ...limits },
     logger: createLogger("error", () => {}),
-    now: () => Date.now() + offset,
+    clock,
     events: {
       shed: (reason) => events.push(`shed:${reason}`),
-      timedOut: (which) => events.push(`timeout:${which}`),
+      timedOut: (which) => events.push(`timeout:${which}${advancing ? "" : " (not on the clock)"}`),
     },
   });
   const held: Deno.Conn[] = [];
@@ -54,7 +59,14 @@ async function frontFor(
     front,
     seen,
     events,
-    advance: (ms: number) => offset += ms,
+    advance(ms: number) {
+      advancing = true;
+      try {
+        clock.advance(ms);
+      } finally {
+        advancing = false;
+      }
+    },
     async connect(): Promise<Deno.Conn> {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: front.addr.port });
       held.push(conn);
@@ -121,6 +133,24 @@ Deno.test("TcpFront answers 408 to a head that does not arrive in time, and clos
     assert.equal(silentEnd, "");
     assert.deepEqual(t.events.sort(), ["timeout:header", "timeout:idle"]);
     assert.equal(t.seen.length, 0, "nothing reached the server");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront keeps a never-used connection until idleTimeout has passed on its clock", async () => {
+  const t = await frontFor();
+  try {
+    const silent = await t.connect();
+    await waitUntil("the connection to be accepted", () => t.front.connections === 1);
+    // Limits are checked every 500 ms of the clock's time; the one at 75 s finds it exactly
+    // at the limit, not past it.
+    t.advance(75_000);
+    assert.deepEqual(t.events, []);
+    assert.equal(t.front.connections, 1);
+    t.advance(500);
+    assert.deepEqual(t.events, ["timeout:idle"]);
+    assert.equal(await readToEnd(silent), "", "closed without an answer");
   } finally {
     await t.close();
   }

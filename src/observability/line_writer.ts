@@ -30,6 +30,7 @@ export function batchedLineWriter(
     if (pending.length >= maxBufferedBytes) return flush();
     if (!scheduled) {
       scheduled = true;
+      // A platform timer on purpose: "when this turn ends", not a span of gateway time.
       setTimeout(flush, 0);
     }
   };

@@ -4,6 +4,7 @@
  * look like they carry a secret are redacted as a second line of defence.
  */
 import type { LogLevel } from "../config/types.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
 
 export type LogFields = Record<string, unknown>;
 
@@ -30,10 +31,24 @@ function redactValue(key: string, value: unknown): unknown {
   return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
+export interface LoggerOptions {
+  /** The clock the lines' `time` is read from. */
+  clock?: Clock;
+}
+
 export function createLogger(
   level: LogLevel,
   write: (line: string) => void = (line) => console.error(line),
-  base: LogFields = {},
+  options: LoggerOptions = {},
+): Logger {
+  return build(level, write, {}, isoStamper(options.clock ?? systemClock));
+}
+
+function build(
+  level: LogLevel,
+  write: (line: string) => void,
+  base: LogFields,
+  isoNow: () => string,
 ): Logger {
   const threshold = LEVELS[level];
   const emit = (at: LogLevel, message: string, fields?: LogFields) => {
@@ -49,21 +64,25 @@ export function createLogger(
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger(level, write, { ...base, ...redact(fields) }),
+    child: (fields) => build(level, write, { ...base, ...redact(fields) }, isoNow),
   };
 }
 
-let stampedAt = NaN;
-let stamp = "";
-
-/** The time as ISO 8601, formatted once per millisecond: formatting costs more than a line. */
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== stampedAt) {
-    stampedAt = now;
-    stamp = new Date(now).toISOString();
-  }
-  return stamp;
+/**
+ * The clock's time as ISO 8601, formatted once per millisecond: formatting costs more than a
+ * line. One per logger and its children.
+ */
+function isoStamper(clock: Clock): () => string {
+  let stampedAt = NaN;
+  let stamp = "";
+  return () => {
+    const now = clock.now();
+    if (now !== stampedAt) {
+      stampedAt = now;
+      stamp = new Date(now).toISOString();
+    }
+    return stamp;
+  };
 }
 
 /** A logger that drops everything, for tests that do not look at logs. */

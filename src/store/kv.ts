@@ -3,6 +3,7 @@
  * one file see "database is locked" now and then, so every commit is retried a bounded number
  * of times with a short random back-off.
  */
+import { type Clock, systemClock } from "../core/clock.ts";
 import type { Store, StoreCheck, StoreEntry, StoreKey, StoreWrite } from "./store.ts";
 
 const COMMIT_ATTEMPTS = 8;
@@ -10,12 +11,19 @@ const COMMIT_ATTEMPTS = 8;
 /** Hears of a storage file whose mode could not be made private (not ours, say); it is still used. */
 export type StorageWarning = (message: string, fields: Record<string, unknown>) => void;
 
-export async function openKvStore(path: string, warn: StorageWarning = () => {}): Promise<Store> {
+export interface KvStoreOptions {
+  warn?: StorageWarning;
+  /** The clock records' `expiresAt` is reckoned on; the system's when left out. */
+  clock?: Clock;
+}
+
+export async function openKvStore(path: string, options: KvStoreOptions = {}): Promise<Store> {
+  const warn = options.warn ?? (() => {});
   const local = path !== ":memory:" && !/^https?:\/\//.test(path);
   if (local) await prepareLocalFile(path, warn);
   const kv = await Deno.openKv(path);
   if (local) await tightenModes(COMPANIONS.map((suffix) => path + suffix), warn);
-  return new KvStore(kv);
+  return new KvStore(kv, options.clock ?? systemClock);
 }
 
 /** SQLite's write-ahead log and shared-memory index beside the database file. */
@@ -66,7 +74,7 @@ async function tightenModes(files: string[], warn: StorageWarning): Promise<void
 }
 
 class KvStore implements Store {
-  constructor(private readonly kv: Deno.Kv) {}
+  constructor(private readonly kv: Deno.Kv, private readonly clock: Clock) {}
 
   async get<T>(key: StoreKey): Promise<T | undefined> {
     const entry = await retryLocked(() => this.kv.get<T>(key as Deno.KvKey));
@@ -79,7 +87,7 @@ class KvStore implements Store {
   }
 
   async set<T>(key: StoreKey, value: T, expiresAt?: number): Promise<void> {
-    await retryLocked(() => this.kv.set(key as Deno.KvKey, value, expiry(expiresAt)));
+    await retryLocked(() => this.kv.set(key as Deno.KvKey, value, this.#expiry(expiresAt)));
   }
 
   async setIfAbsent<T>(key: StoreKey, value: T): Promise<T> {
@@ -106,7 +114,7 @@ class KvStore implements Store {
       const result = await retryLocked(() => {
         const operation = this.kv.atomic().check(entry).delete(key as Deno.KvKey);
         for (const write of writes) {
-          operation.set(write.key as Deno.KvKey, write.value, expiry(write.expiresAt));
+          operation.set(write.key as Deno.KvKey, write.value, this.#expiry(write.expiresAt));
         }
         return operation.commit();
       });
@@ -126,7 +134,7 @@ class KvStore implements Store {
       }
       for (const key of changes.deletes ?? []) operation.delete(key as Deno.KvKey);
       for (const write of changes.writes ?? []) {
-        operation.set(write.key as Deno.KvKey, write.value, expiry(write.expiresAt));
+        operation.set(write.key as Deno.KvKey, write.value, this.#expiry(write.expiresAt));
       }
       return operation.commit();
     });
@@ -140,15 +148,16 @@ class KvStore implements Store {
   close(): void {
     this.kv.close();
   }
-}
 
-/**
- * Deno KV's `expireIn` for a record that lapses at `expiresAt`. It only tidies up (deletion is
- * lazy and late), so it is given a minute of slack; correctness comes from readers' checks.
- */
-function expiry(expiresAt: number | undefined): { expireIn: number } | undefined {
-  if (expiresAt === undefined) return undefined;
-  return { expireIn: Math.max(1_000, expiresAt - Date.now() + 60_000) };
+  /**
+   * Deno KV's `expireIn` for a record that lapses at `expiresAt` on the gateway's clock. It only
+   * tidies up (deletion is lazy and late), so it is given a minute of slack; correctness comes
+   * from readers' checks.
+   */
+  #expiry(expiresAt: number | undefined): { expireIn: number } | undefined {
+    if (expiresAt === undefined) return undefined;
+    return { expireIn: Math.max(1_000, expiresAt - this.clock.now() + 60_000) };
+  }
 }
 
 async function retryLocked<T>(operation: () => Promise<T>): Promise<T> {
@@ -158,6 +167,7 @@ async function retryLocked<T>(operation: () => Promise<T>): Promise<T> {
     } catch (error) {
       const locked = String(error).includes("database is locked");
       if (!locked || attempt >= COMMIT_ATTEMPTS) throw error;
+      // A platform timer: a back-off between two commits, not gateway time.
       await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
     }
   }

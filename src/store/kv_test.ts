@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { openKvStore } from "./kv.ts";
+import { testClock } from "../../tests/fixtures/clock.ts";
 
 Deno.test("KvStore.consume() hands a one-time value to exactly one of many callers", async () => {
   const store = await openKvStore(":memory:");
@@ -129,6 +131,61 @@ Deno.test("KvStore.commitIfUnchanged() lets one writer of many, on two handles o
   } finally {
     first.close();
     second.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * When Deno KV will delete each key, in ms since the epoch, read from its SQLite file (the
+ * `kv` table's `expiration_ms`, -1 for none): the only place the `expireIn` it was given shows.
+ */
+function expirations(path: string): number[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const rows = db.prepare("SELECT expiration_ms FROM kv ORDER BY k").all();
+    return rows.map((row) => Number(row.expiration_ms));
+  } finally {
+    db.close();
+  }
+}
+
+Deno.test("KvStore tells Deno KV a record's lifetime as counted on the store's clock", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/one.kv`;
+  const clock = testClock();
+  clock.freeze();
+  // The gateway's time runs 30 days ahead of the machine's: a lifetime must be reckoned from
+  // the gateway's now, or every record would linger (or, behind, vanish) by the difference.
+  clock.advance(30 * 86_400_000);
+  const store = await openKvStore(path, { clock });
+  try {
+    const inTenMinutes = clock.now() + 600_000;
+    await store.set(["a", "set"], 1, inTenMinutes);
+    await store.set(["b", "consumed"], 2);
+    await store.consumeAndWrite(["b", "consumed"], [
+      { key: ["c", "written"], value: 3, expiresAt: inTenMinutes },
+    ]);
+    await store.commitIfUnchanged([], {
+      writes: [{ key: ["d", "committed"], value: 4, expiresAt: inTenMinutes }],
+    });
+    await store.set(["e", "forever"], 5);
+  } finally {
+    store.close();
+  }
+  // A yardstick on the machine's clock: a key Deno KV is told directly to keep 11 minutes.
+  const kv = await Deno.openKv(path);
+  await kv.set(["z", "yardstick"], 6, { expireIn: 11 * 60_000 });
+  kv.close();
+  try {
+    const [set, written, committed, forever, yardstick] = expirations(path);
+    assert.equal(forever, -1);
+    // Ten minutes and the minute of slack, set a little before the yardstick (however long a
+    // loaded machine took between the two, never near the 30 days a wrong clock would add).
+    for (const at of [set, written, committed]) {
+      const before = yardstick - at;
+      assert.ok(before >= 0 && before < 5 * 60_000, `${before} ms before the yardstick`);
+    }
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
