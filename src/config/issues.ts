@@ -2,6 +2,7 @@
  * What validation found wrong, collected in full before the gateway refuses to start; and what
  * it found risky but allowed (warnings), which `check` prints and start-up logs.
  */
+import { GatehouseError } from "../core/errors.ts";
 
 export type ConfigPath = (string | number)[];
 
@@ -13,10 +14,9 @@ export interface ConfigIssue {
   line?: number;
 }
 
-export class ConfigError extends Error {
-  readonly code = "config_invalid";
+export class ConfigError extends GatehouseError<"config_invalid"> {
   constructor(readonly issues: ConfigIssue[], readonly file?: string) {
-    super(formatIssues(issues, file));
+    super("config_invalid", formatIssues(issues, file));
   }
 }
 

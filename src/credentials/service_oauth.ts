@@ -4,6 +4,7 @@
  * RFC 7009 revocation. Endpoints come from the service's metadata (RFC 8414, else OIDC
  * discovery) or from the configured URLs.
  */
+import { GatehouseError } from "../core/errors.ts";
 import * as oauth from "oauth4webapi";
 import type { OAuthUserToken, TokenAuthMethod } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
@@ -27,15 +28,8 @@ export interface ServiceTokens {
  * `refused`: the service answered with an OAuth error (the grant is gone: reconnect);
  * `unreachable`: no answer, try again later; `invalid_response`: an answer we cannot accept.
  */
-export class ServiceOAuthError extends Error {
-  constructor(
-    readonly code: "refused" | "unreachable" | "invalid_response",
-    message: string,
-  ) {
-    super(message);
-    this.name = "ServiceOAuthError";
-  }
-}
+export class ServiceOAuthError
+  extends GatehouseError<"refused" | "unreachable" | "invalid_response"> {}
 
 export interface ServiceOAuthClient {
   authorizationUrl(start: { state: string; codeChallenge: string; redirectUri: string }): Promise<

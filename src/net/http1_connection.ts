@@ -2,6 +2,7 @@
  * One socket to a backend and its read buffer, with the reads the HTTP/1.1 client makes on it:
  * an answer's head, a body of known length, a chunk-size line.
  */
+import { GatehouseError } from "../core/errors.ts";
 import { findHeadEnd, type Head, parseHead } from "./http1_wire.ts";
 
 const latin1 = new TextDecoder("latin1");
@@ -11,9 +12,9 @@ const latin1 = new TextDecoder("latin1");
  * whether any byte of the request may have reached the backend: if so, the backend may have
  * read the request and acted on it.
  */
-export class ConnectionClosedEarly extends Error {
+export class ConnectionClosedEarly extends GatehouseError<"connection_closed_early"> {
   constructor(readonly written: boolean, options?: ErrorOptions) {
-    super("the backend closed the connection before answering", options);
+    super("connection_closed_early", "the backend closed the connection before answering", options);
   }
 }
 
