@@ -134,7 +134,7 @@ export async function createGateway(
       if (!cache) {
         caches.set(
           server.name,
-          cache = new DiscoveryCache(server.cacheTtlMs, () => clock.now()),
+          cache = new DiscoveryCache(server.cacheTtlMs, clock),
         );
       }
       const members = server.members.map((name) => config.servers.get(name) as BackendServerConfig);
@@ -142,7 +142,8 @@ export async function createGateway(
         ...options,
         cache,
         requestTimeoutMs: config.limits.requestTimeoutMs,
-        now: () => clock.now(),
+        clock,
+        deadlines,
         tokens,
       });
     },

@@ -1,5 +1,7 @@
 /** Builds an aggregate's "backend" for one client session: member links over one shared cache. */
 import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Deadlines } from "../../core/deadlines.ts";
 import {
   type Backend,
   type BackendOptions,
@@ -33,7 +35,8 @@ export function createAggregateBackend(
   options: BackendOptions & {
     cache: DiscoveryCache;
     requestTimeoutMs: number;
-    now: () => number;
+    clock: Clock;
+    deadlines: Deadlines;
     tokens?: PersonTokens;
   },
 ): Backend {
@@ -46,7 +49,8 @@ export function createAggregateBackend(
     scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
     discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),
     retryAfterMs: RETRY_AFTER_MS,
-    now: options.now,
+    clock: options.clock,
+    deadlines: options.deadlines,
     logger: options.logger,
   });
   return { transport, close: () => transport.close(), detach: () => transport.close() };

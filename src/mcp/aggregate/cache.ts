@@ -4,6 +4,7 @@
  * on the person (then the key holds the person). Concurrent misses for one key wait on a single
  * discovery; failures are not cached, so a member that comes back is seen at once.
  */
+import type { Clock } from "../../core/clock.ts";
 
 export interface CacheStats {
   hits: number;
@@ -18,7 +19,7 @@ export class DiscoveryCache {
   readonly #listeners = new Set<(member: string, kinds: string[]) => void>();
   readonly stats: CacheStats = { hits: 0, misses: 0, loads: 0 };
 
-  constructor(private readonly ttlMs: number, private readonly now: () => number) {}
+  constructor(private readonly ttlMs: number, private readonly clock: Clock) {}
 
   static key(member: string, kind: string, scope: string): string {
     return `${member}\u0000${kind}\u0000${scope}`;
@@ -26,7 +27,7 @@ export class DiscoveryCache {
 
   async get<T>(key: string, load: () => Promise<T>): Promise<T> {
     const entry = this.#entries.get(key);
-    if (entry && entry.until > this.now()) {
+    if (entry && entry.until > this.clock.now()) {
       this.stats.hits++;
       return entry.value as T;
     }
@@ -35,7 +36,7 @@ export class DiscoveryCache {
     if (running) return await (running as Promise<T>);
     this.stats.loads++;
     const loading = load().then((value) => {
-      this.#entries.set(key, { value, until: this.now() + this.ttlMs });
+      this.#entries.set(key, { value, until: this.clock.now() + this.ttlMs });
       return value;
     }).finally(() => this.#loading.delete(key));
     this.#loading.set(key, loading);

@@ -16,11 +16,16 @@ import {
   templateOwner,
 } from "./catalog.ts";
 import type { MemberLink } from "./member.ts";
-import { type Deadline, deadlines } from "../../core/deadlines.ts";
+import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 
 const MAX_MEMBER_PAGES = 100;
 
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function withTimeout<T>(
+  deadlines: Deadlines,
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
   let deadline: Deadline | undefined;
   const timeout = new Promise<never>((_, reject) => {
     deadline = deadlines.add(
@@ -36,6 +41,8 @@ export interface DiscoveryOptions {
   scopeOf(member: string): string;
   delimiter: string;
   discoveryTimeoutMs: number;
+  /** The gateway's one deadline timer, on its clock. */
+  deadlines: Deadlines;
   logger: Logger;
   /** Connects a member if it can be; throws when it cannot. */
   ensure(link: MemberLink): Promise<void>;
@@ -49,7 +56,7 @@ export class Discovery {
   readonly leftOut = new Map<string, string>();
 
   constructor(
-    private readonly links: Map<string, MemberLink>,
+    private readonly links: ReadonlyMap<string, MemberLink>,
     private readonly options: DiscoveryOptions,
   ) {}
 
@@ -59,7 +66,7 @@ export class Discovery {
   }
 
   async list(kind: ListKind): Promise<Merged> {
-    const { cache, discoveryTimeoutMs, logger, delimiter } = this.options;
+    const { cache, discoveryTimeoutMs, deadlines, logger, delimiter } = this.options;
     const spec = LISTS[kind];
     const lists = await Promise.all([...this.links.values()].map(async (link) => {
       try {
@@ -72,6 +79,7 @@ export class Discovery {
         );
         // The member's own request timeout says more; this only guards the whole listing.
         const items = await withTimeout(
+          deadlines,
           cache.get(key, () => this.#fetchAll(link, kind)),
           discoveryTimeoutMs + deadlines.resolutionMs,
           `listing ${link.name}`,

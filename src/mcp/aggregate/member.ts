@@ -3,7 +3,8 @@
  * initialize handshake, its own request ids (so two members' ids never meet), and a state that
  * says whether it can be used now. A member that fails is "down" until it is tried again.
  */
-import { type Deadline, deadlines } from "../../core/deadlines.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { CredentialRequiredError } from "../../core/credential_required.ts";
@@ -70,7 +71,10 @@ export class MemberLink {
     readonly name: string,
     private readonly options: {
       connect(): Backend | Promise<Backend>;
-      now: () => number;
+      /** When the member went down is read on this clock, against the aggregate's back-off. */
+      clock: Clock;
+      /** Request timeouts, on the gateway's one deadline timer. */
+      deadlines: Deadlines;
       handlers: MemberHandlers;
       logger: Logger;
     },
@@ -153,7 +157,7 @@ export class MemberLink {
       }
       const waiting: Waiting = { resolve, reject };
       if (timeoutMs !== undefined) {
-        waiting.timer = deadlines.add(timeoutMs, () => {
+        waiting.timer = this.options.deadlines.add(timeoutMs, () => {
           this.#waiting.delete(id);
           reject(
             new MemberError(
@@ -195,7 +199,7 @@ export class MemberLink {
   #settle(id: number): boolean {
     const waiting = this.#waiting.get(id);
     if (!waiting) return false;
-    deadlines.cancel(waiting.timer);
+    this.options.deadlines.cancel(waiting.timer);
     this.#waiting.delete(id);
     return true;
   }
@@ -221,6 +225,11 @@ export class MemberLink {
     this.options.handlers.notification(this, message);
   }
 
+  /** Lets the next use try the member again at once, whatever its back-off says. */
+  retryNow(): void {
+    this.downAt = 0;
+  }
+
   #unavailable(): string {
     return this.downReason
       ? `the member "${this.name}" is unavailable: ${this.downReason}`
@@ -231,7 +240,7 @@ export class MemberLink {
     if (this.state === "down") return;
     this.state = "down";
     this.downReason = reason;
-    this.downAt = this.options.now();
+    this.downAt = this.options.clock.now();
     for (const [id, waiting] of [...this.#waiting]) {
       this.#settle(id);
       waiting.reject(new MemberError(-32603, `the member "${this.name}" stopped: ${reason}`));

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { testClock } from "../../../tests/fixtures/clock.ts";
+import { DiscoveryCache } from "./cache.ts";
+
+const KEY = DiscoveryCache.key("a", "tools", "*");
+
+Deno.test("DiscoveryCache.get() loads again exactly when the TTL has passed on the clock", async () => {
+  const clock = testClock();
+  clock.freeze();
+  const cache = new DiscoveryCache(1_000, clock);
+  let loads = 0;
+  const load = () => Promise.resolve(++loads);
+  assert.equal(await cache.get(KEY, load), 1);
+  clock.advance(999);
+  assert.equal(await cache.get(KEY, load), 1, "one millisecond before the TTL: cached");
+  clock.advance(1);
+  assert.equal(await cache.get(KEY, load), 2, "at the TTL: loaded again");
+  assert.deepEqual(cache.stats, { hits: 1, misses: 2, loads: 2 });
+});
+
+Deno.test("DiscoveryCache.get() runs one load for concurrent misses and caches no failure", async () => {
+  const clock = testClock();
+  clock.freeze();
+  const cache = new DiscoveryCache(1_000, clock);
+  const gate = Promise.withResolvers<string>();
+  let loads = 0;
+  const slow = () => (loads++, gate.promise);
+  const both = Promise.all([cache.get(KEY, slow), cache.get(KEY, slow)]);
+  gate.resolve("list");
+  assert.deepEqual(await both, ["list", "list"]);
+  assert.equal(loads, 1);
+
+  const other = DiscoveryCache.key("b", "tools", "*");
+  await assert.rejects(cache.get(other, () => Promise.reject(new Error("down"))), /down/);
+  assert.equal(await cache.get(other, () => Promise.resolve("back")), "back");
+});
+
+Deno.test("DiscoveryCache.invalidate() drops every scope of a member's list and tells each listener", async () => {
+  const clock = testClock();
+  clock.freeze();
+  const cache = new DiscoveryCache(60_000, clock);
+  const heard: string[] = [];
+  const stop = cache.onInvalidate((member, kinds) => heard.push(`${member}:${kinds}`));
+  let loads = 0;
+  const load = () => Promise.resolve(++loads);
+  await cache.get(DiscoveryCache.key("a", "tools", "*"), load);
+  await cache.get(DiscoveryCache.key("a", "tools", "user:1"), load);
+  await cache.get(DiscoveryCache.key("a", "prompts", "*"), load);
+  cache.invalidate("a", ["tools"]);
+  assert.deepEqual(heard, ["a:tools"]);
+  assert.equal(await cache.get(DiscoveryCache.key("a", "tools", "user:1"), load), 4);
+  assert.equal(await cache.get(DiscoveryCache.key("a", "prompts", "*"), load), 3, "kept");
+  stop();
+  cache.invalidate("a", ["prompts"]);
+  assert.deepEqual(heard, ["a:tools"], "a listener that stopped hears nothing");
+});
