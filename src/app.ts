@@ -115,11 +115,15 @@ export async function createGateway(
   const sessionOptions: SessionRegistryOptions = {
     limits: config.limits,
     logger,
-    now: () => clock.now(),
+    clock,
+    deadlines,
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
     audit: callRecorder(config, metrics, deps.auditLogger ?? logger),
-    replica: { prefix: config.replicaId, owner: config.replicaId ?? instance },
-    directory: storeSessionDirectory(store, () => clock.now()),
+    idPrefix: config.replicaId,
+    sharing: {
+      directory: storeSessionDirectory(store, clock),
+      owner: config.replicaId ?? instance,
+    },
     connect: (server, user, connectOptions, resume) => {
       const options = {
         ...connectOptions,

@@ -78,8 +78,3 @@ export class Deadlines {
     this.#done = now;
   }
 }
-
-// TEMPORARY (issue 16, being removed): the process-wide instance until every user gets one
-// injected from the composition root.
-import { systemClock } from "./clock.ts";
-export const deadlines = new Deadlines(systemClock);

@@ -21,9 +21,8 @@ export interface SlotHolder {
   readonly openStreams: number;
   /** Undefined while the session is still being set up for its first request. */
   readonly channel: unknown;
-  readonly lastActivity: number;
   /** The order of last activity (a sequence, so the same millisecond still orders). */
-  readonly recency: number;
+  readonly activity: { readonly recency: number };
   /** Settles once the session has ended and its backend has stopped. */
   readonly stopped: Promise<void>;
   close(reason: string): Promise<void>;
@@ -135,7 +134,7 @@ function handOver(held: Set<Slot>): Slot | undefined {
     if (!holder || slot.claimed) continue;
     if (holder.closed) return slot;
     if (holder.channel === undefined || holder.pendingCount > 0 || holder.openStreams > 0) continue;
-    if (!idle || holder.recency < idle.holder!.recency) idle = slot;
+    if (!idle || holder.activity.recency < idle.holder!.activity.recency) idle = slot;
   }
   return idle;
 }

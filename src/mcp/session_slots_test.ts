@@ -10,10 +10,10 @@ class Holder implements SlotHolder {
   closedWith?: string;
   readonly #stopped = Promise.withResolvers<void>();
 
-  constructor(readonly name: string, public lastActivity: number) {}
+  readonly activity: { recency: number };
 
-  get recency(): number {
-    return this.lastActivity;
+  constructor(readonly name: string, recency: number) {
+    this.activity = { recency };
   }
 
   get stopped(): Promise<void> {

@@ -1,57 +1,42 @@
 /**
- * The registry of live client sessions: creation under the configured limits, lookup, idle
- * reaping and shutdown. Sessions of one user count against that user's limit until their
- * backend has stopped (session_slots.ts).
+ * This process's client sessions: creation under the configured limits, lookup by their
+ * caller, idle reaping and shutdown. Sessions of one user count against that user's limit
+ * until their backend has stopped (session_slots.ts). Whatever concerns other replicas (a
+ * session opened elsewhere, continued or ended here) is asked of shared_sessions.ts.
  */
-import type { Limits, ServerConfig } from "../config/types.ts";
+import type { ServerConfig } from "../config/types.ts";
+import type { Timer } from "../core/clock.ts";
+import type { Deadlines } from "../core/deadlines.ts";
 import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import { randomHex } from "../crypto/random.ts";
-import type { AuditLog } from "../observability/audit.ts";
-import type { Logger } from "../observability/logger.ts";
-import type { Backend, BackendOptions, ResumeBackend } from "./backends/connect.ts";
-import type { PlaceholderValues } from "./backends/placeholders.ts";
-import { Session } from "./session.ts";
+import type { Backend } from "./backends/connect.ts";
+import type { Session } from "./session.ts";
+import { SessionFactory, type SessionSettings } from "./session_factory.ts";
 import { SessionLimitError, SessionSlots, type Slot } from "./session_slots.ts";
 import {
-  OWNERSHIP_CHECK_MS,
-  type SessionDirectory,
-  type SharedSessionRecord,
+  type Continuation,
+  type SharedSessions,
+  sharedSessions,
+  type Sharing,
 } from "./shared_sessions.ts";
 
 export { SessionLimitError };
 
-export interface SessionRegistryOptions {
-  limits: Limits;
-  logger: Logger;
-  now: () => number;
-  /** Grace a stdio child gets between SIGTERM and SIGKILL. */
-  killGraceMs: number;
-  audit?: AuditLog;
-  /**
-   * Makes the backend connection for a session (one backend, or an aggregate's members).
-   * Throws `CredentialRequiredError` when the backend needs a credential the person lacks.
-   */
-  connect(
-    server: ServerConfig,
-    user: PlaceholderValues,
-    options: BackendOptions,
-    resume?: ResumeBackend,
-  ): Backend | Promise<Backend>;
-  /** Shared storage for sessions other replicas may continue; without it none are shared. */
-  directory?: SessionDirectory;
-  /** This replica: the prefix of its session ids (for load balancers), its name as an owner. */
-  replica: { prefix?: string; owner: string };
+export interface SessionRegistryOptions extends SessionSettings {
+  /** The prefix of this process's session ids, so a load balancer can keep them sticky. */
+  idPrefix?: string;
+  /** Where sessions are shared with other replicas; without it none are. */
+  sharing?: Sharing;
 }
 
 export class SessionRegistry {
   readonly #sessions = new Map<SessionId, Session>();
   readonly #slots: SessionSlots;
-  readonly #adopting = new Map<SessionId, Promise<Session | undefined>>();
-  /** Sessions ended here whose tombstone is still being written: not to be continued. */
-  readonly #ending = new Map<SessionId, Promise<void>>();
+  readonly #shared: SharedSessions;
+  readonly #factory = new SessionFactory(() => this.options);
   readonly #reaping = new Set<Session>();
-  readonly #reaper: ReturnType<typeof setInterval>;
+  readonly #reaper: Timer;
   #closing = false;
 
   constructor(private options: SessionRegistryOptions) {
@@ -63,9 +48,22 @@ export class SessionRegistry {
           user,
         }),
     );
+    this.#shared = sharedSessions({
+      sharing: () => this.options.sharing,
+      idleTimeoutMs: () => this.options.limits.sessionIdleTimeoutMs,
+      clock: options.clock,
+      logger: options.logger,
+      closing: () => this.#closing,
+      continue: (id, server, principal, from) => this.#continue(id, server, principal, from),
+      stopBackend: (id, server, principal, from) =>
+        this.#factory.stopBackend(id, server, principal, from),
+    });
     const idle = options.limits.sessionIdleTimeoutMs;
-    this.#reaper = setInterval(() => this.reapIdle(), Math.max(250, Math.min(idle / 4, 30_000)));
-    Deno.unrefTimer(this.#reaper);
+    this.#reaper = options.clock.setInterval(
+      () => this.reapIdle(),
+      Math.max(250, Math.min(idle / 4, 30_000)),
+      { unref: true },
+    );
   }
 
   get size(): number {
@@ -75,6 +73,11 @@ export class SessionRegistry {
   /** Places under the limits held now: open sessions, and ended ones whose backend still runs. */
   get placesHeld(): number {
     return this.#slots.total;
+  }
+
+  /** Where the sessions' timeouts run; a front's own timers for a session run there too. */
+  get deadlines(): Deadlines {
+    return this.options.deadlines;
   }
 
   /**
@@ -103,8 +106,44 @@ export class SessionRegistry {
     return counts;
   }
 
+  /** The session `id` held here, whoever it belongs to (for operators and tests). */
   get(id: SessionId): Session | undefined {
     return this.#sessions.get(id);
+  }
+
+  /**
+   * The open session `id` held here, if it belongs to this server and this caller. Someone
+   * else's session id is treated exactly like an unknown one.
+   */
+  findHere(id: SessionId, server: ServerConfig, principal: Principal): Session | undefined {
+    const session = this.#sessions.get(id);
+    if (!session || session.closed) return undefined;
+    if (session.server.name !== server.name || session.principal.id !== principal.id) {
+      return undefined;
+    }
+    return session;
+  }
+
+  /**
+   * The caller's session `id`: held here, or continued here from another replica when it can
+   * be. A continued session has no channel to its client yet.
+   */
+  async find(
+    id: SessionId,
+    server: ServerConfig,
+    principal: Principal,
+  ): Promise<Session | undefined> {
+    const here = this.findHere(id, server, principal);
+    if (here) {
+      this.#shared.touch(here);
+      return here;
+    }
+    if (this.#sessions.has(id)) return undefined;
+    const adopted = await this.#shared.adopt(id, server, principal).catch((error) => {
+      this.options.logger.warn("could not continue a session from another replica", { error });
+      return undefined;
+    });
+    return adopted?.closed ? undefined : adopted;
   }
 
   /**
@@ -113,7 +152,7 @@ export class SessionRegistry {
    */
   async open(server: ServerConfig, principal: Principal): Promise<Session> {
     const slot = await this.#reserve(principal);
-    const prefix = this.options.replica.prefix;
+    const prefix = this.options.idPrefix;
     const id = `${prefix ? `${prefix}.` : ""}${randomHex(16)}` as SessionId;
     const session = await this.#start(id, server, principal, slot);
     this.options.logger.info("session opened", {
@@ -125,40 +164,65 @@ export class SessionRegistry {
   }
 
   /**
-   * Continues a session another replica opened, when its record is shared, names this server
-   * and belongs to this caller; undefined otherwise (the client then starts a new one).
+   * Ends the caller's session `id` for good, whether this process holds it or only another
+   * replica does; false when the caller has no such session. Resolves once no replica can
+   * continue it (its tombstone is stored) and its backend has stopped (the backend session
+   * ended, the child exited), so that what the client does next cannot find it.
    */
-  async adopt(id: SessionId, server: ServerConfig, principal: Principal) {
-    if (
-      !this.options.directory || server.transport !== "streamable-http" || this.#closing ||
-      this.#ending.has(id)
-    ) {
-      return undefined;
-    }
-    let adopting = this.#adopting.get(id);
-    if (!adopting) {
-      adopting = this.#adopt(id, server, principal).finally(() => this.#adopting.delete(id));
-      this.#adopting.set(id, adopting);
-    }
-    const session = await adopting;
-    return session?.principal.id === principal.id ? session : undefined;
-  }
-
-  async #adopt(
+  async end(
     id: SessionId,
     server: ServerConfig,
     principal: Principal,
-  ): Promise<Session | undefined> {
-    const directory = this.options.directory!;
-    const record = await directory.find(id).catch((error) => {
-      this.options.logger.warn("could not read a shared session", { session: id, error });
-      return undefined;
+    reason: string,
+  ): Promise<boolean> {
+    const here = this.findHere(id, server, principal);
+    if (here) {
+      const stopped = here.close(reason);
+      await Promise.all([stopped, this.#shared.settled(id)]);
+      return true;
+    }
+    if (this.#sessions.has(id)) return false;
+    return await this.#shared.endElsewhere(id, server, principal).catch((error) => {
+      this.options.logger.warn("could not end a session another replica holds", {
+        session: id,
+        error,
+      });
+      return false;
     });
-    const now = this.options.now();
-    if (
-      !record || record.server !== server.name || record.principal.id !== principal.id ||
-      record.expiresAt <= now
-    ) return undefined;
+  }
+
+  /** Ends sessions with nothing in flight, no open stream, and no activity for the idle limit. */
+  reapIdle(): void {
+    const cutoff = this.options.clock.now() - this.options.limits.sessionIdleTimeoutMs;
+    for (const session of this.#sessions.values()) {
+      if (
+        session.openStreams === 0 && session.pendingCount === 0 &&
+        session.activity.last < cutoff && !this.#reaping.has(session)
+      ) {
+        this.#reaping.add(session);
+        void this.#shared.endIdle(
+          session,
+          "the session was idle too long (limits.sessionIdleTimeout)",
+        )
+          .finally(() => this.#reaping.delete(session));
+      }
+    }
+  }
+
+  /** Ends every session and stops every backend. */
+  async closeAll(reason: string): Promise<void> {
+    this.#closing = true;
+    this.#reaper.clear();
+    await Promise.all([...this.#sessions.values()].map((session) => session.close(reason)));
+  }
+
+  /** Starts a session here continuing another process's; undefined when there is no room. */
+  async #continue(
+    id: SessionId,
+    server: ServerConfig,
+    principal: Principal,
+    from: Continuation,
+  ): Promise<Session | undefined> {
     let slot: Slot;
     try {
       slot = await this.#reserve(principal);
@@ -166,80 +230,7 @@ export class SessionRegistry {
       if (error instanceof SessionLimitError) return undefined;
       throw error;
     }
-    const session = await this.#start(id, server, principal, slot, record);
-    session.protocolVersion = record.protocolVersion;
-    session.clientCapabilities = record.clientCapabilities;
-    // Conditional: a session ended (anywhere) since the record was read stays ended.
-    const published = await this.#publish(session, "renew", record).catch((error) => {
-      void session.release("its record could not be renewed");
-      throw error;
-    });
-    if (!published) {
-      void session.release("the session was ended meanwhile");
-      return undefined;
-    }
-    this.options.logger.info("session continued from another replica", {
-      session: id,
-      server: server.name,
-      user: principal.id,
-      previousOwner: record.owner,
-    });
-    return session;
-  }
-
-  /**
-   * A shared session was just used here: now and then, make sure this replica still owns it
-   * (and its record stays alive); a session ended on another replica is let go of here too.
-   */
-  touch(session: Session): void {
-    const directory = this.options.directory;
-    if (!directory || !session.sharedRecord) return;
-    const now = this.options.now();
-    if (now - session.ownershipCheckedAt < OWNERSHIP_CHECK_MS) return;
-    session.ownershipCheckedAt = now;
-    void (async () => {
-      const ended = "the session was ended on another replica";
-      const record = await directory.find(session.id);
-      if (!record) return await session.release(ended);
-      const ttl = this.#recordTtl();
-      if (record.owner !== this.options.replica.owner || record.expiresAt - now < ttl / 2) {
-        if (!await this.#publish(session, "renew", record)) await session.release(ended);
-      }
-    })().catch((error) =>
-      this.options.logger.warn("could not check a shared session", { session: session.id, error })
-    );
-  }
-
-  #recordTtl(): number {
-    return this.options.limits.sessionIdleTimeoutMs + 2 * OWNERSHIP_CHECK_MS;
-  }
-
-  /**
-   * Writes the session's shared record with this replica as its owner: `create` for a new
-   * session, `renew` only over a live record. False when the session was ended meanwhile.
-   */
-  async #publish(
-    session: Session,
-    mode: "create" | "renew",
-    base?: SharedSessionRecord,
-  ): Promise<boolean> {
-    const now = this.options.now();
-    const record: SharedSessionRecord = {
-      server: session.server.name,
-      principal: base?.principal ?? session.principal,
-      backendSessionId: session.sharedBackendSessionId ?? base?.backendSessionId ?? "",
-      protocolVersion: session.protocolVersion,
-      clientCapabilities: session.clientCapabilities,
-      owner: this.options.replica.owner,
-      expiresAt: now + this.#recordTtl(),
-    };
-    const written = await this.options.directory!.save(session.id, record, mode);
-    if (!written) return false;
-    session.sharedRecord = true;
-    session.ownershipCheckedAt = now;
-    // Ended while the record was being written: the end's tombstone may have come first.
-    if (session.closed && !session.released) await this.#tombstone(session.id);
-    return true;
+    return await this.#start(id, server, principal, slot, from);
   }
 
   /** A place for a new session of this person (session_slots.ts). */
@@ -253,32 +244,8 @@ export class SessionRegistry {
     return slot;
   }
 
-  /** The backend connection for a session (continuing `record`'s backend session if given). */
-  #connect(
-    server: ServerConfig,
-    principal: Principal,
-    logger: Logger,
-    record?: SharedSessionRecord,
-  ): Backend | Promise<Backend> {
-    const backendOptions: BackendOptions = {
-      maxMessageBytes: this.options.limits.maxMessageBytes,
-      killGraceMs: this.options.killGraceMs,
-      logger,
-    };
-    return this.options.connect(
-      server,
-      { "user.id": principal.id, "user.email": principal.email },
-      backendOptions,
-      record && { sessionId: record.backendSessionId, protocolVersion: record.protocolVersion },
-    );
-  }
-
-  #sessionLogger(id: SessionId, server: ServerConfig): Logger {
-    return this.options.logger.child({ session: id, server: server.name });
-  }
-
   /**
-   * Connects the backend (or continues `record`'s backend session) and registers the session,
+   * Connects the backend (or continues `from`'s backend session) and registers the session,
    * which holds `slot` until its backend has stopped.
    */
   async #start(
@@ -286,38 +253,21 @@ export class SessionRegistry {
     server: ServerConfig,
     principal: Principal,
     slot: Slot,
-    record?: SharedSessionRecord,
+    from?: Continuation,
   ): Promise<Session> {
-    const { limits } = this.options;
-    const sessionLogger = this.#sessionLogger(id, server);
     let backend: Backend;
     try {
-      backend = await this.#connect(server, principal, sessionLogger, record);
+      backend = await this.#factory.connect(id, server, principal, from);
     } catch (error) {
       this.#slots.free(slot); // no session holds the place yet
       throw error;
     }
-    const shareable = this.options.directory && server.transport === "streamable-http";
-    const session = new Session({
-      id,
-      server,
-      principal,
-      backend,
-      requestTimeoutMs: limits.requestTimeoutMs,
-      logger: sessionLogger,
-      now: this.options.now,
-      audit: this.options.audit,
-      // Shared before the client learns the session id: a load balancer may send the very next
-      // request to another replica, which must find the record there.
-      onInitialized: shareable
-        ? (initialized) =>
-          this.#publish(initialized, "create").then(
-            () => {},
-            (error) =>
-              sessionLogger.warn("could not share the session with other replicas", { error }),
-          )
-        : undefined,
-    });
+    // Shared before the client learns the session id: a load balancer may send the very next
+    // request to another replica, which must find the record there.
+    const publish = this.#shared.shareable(server)
+      ? (initialized: Session) => this.#shared.publish(initialized)
+      : undefined;
+    const session = this.#factory.create(id, server, principal, backend, from, publish);
     this.#sessions.set(id, session);
     this.#slots.hold(slot, session);
     session.onClose(() => this.#forget(session));
@@ -334,88 +284,10 @@ export class SessionRegistry {
   #forget(session: Session): void {
     if (this.#sessions.get(session.id) !== session) return;
     this.#sessions.delete(session.id);
-    if (session.sharedRecord && !session.released) {
-      // Ended for good (by the client, the backend, idleness or shutdown): nobody continues it.
-      const ending = this.#tombstone(session.id).finally(() => this.#ending.delete(session.id));
-      this.#ending.set(session.id, ending);
-    }
+    this.#shared.forget(session);
     this.options.logger.info("session closed", {
       session: session.id,
       server: session.server.name,
     });
-  }
-
-  #tombstone(id: SessionId): Promise<void> {
-    return this.options.directory!.end(id, this.options.now() + this.#recordTtl()).catch((error) =>
-      this.options.logger.warn("could not mark a shared session as ended", { session: id, error })
-    );
-  }
-
-  /**
-   * Ends a session for good at its client's request. Resolves once no replica can continue it
-   * (its tombstone is stored) and its backend has stopped (the backend session ended, the child
-   * exited), so that what the client does next cannot find it.
-   */
-  async end(session: Session, reason: string): Promise<void> {
-    const stopped = session.close(reason);
-    await Promise.all([stopped, this.#ending.get(session.id)]);
-  }
-
-  /**
-   * Ends the caller's shared session `id` that this replica does not hold: a tombstone, then the
-   * backend session (so a replica still holding a copy finds it gone at its next request).
-   * False when there is no such session of this caller.
-   */
-  async endShared(id: SessionId, server: ServerConfig, principal: Principal): Promise<boolean> {
-    const directory = this.options.directory;
-    if (!directory || server.transport !== "streamable-http") return false;
-    const record = await directory.find(id);
-    if (!record || record.server !== server.name || record.principal.id !== principal.id) {
-      return false;
-    }
-    await directory.end(id, this.options.now() + this.#recordTtl());
-    try {
-      const logger = this.#sessionLogger(id, server);
-      const backend = await this.#connect(server, principal, logger, record);
-      await backend.transport.start();
-      await backend.close();
-    } catch (error) {
-      // The session is ended here all the same; the backend's own idle timeout ends its part.
-      this.options.logger.warn("could not end the backend session", { session: id, error });
-    }
-    this.options.logger.info("session closed", { session: id, server: server.name });
-    return true;
-  }
-
-  /** Ends sessions with nothing in flight, no open stream, and no activity for the idle limit. */
-  reapIdle(): void {
-    const cutoff = this.options.now() - this.options.limits.sessionIdleTimeoutMs;
-    for (const session of this.#sessions.values()) {
-      if (
-        session.openStreams === 0 && session.pendingCount === 0 && session.lastActivity < cutoff &&
-        !this.#reaping.has(session)
-      ) {
-        this.#reaping.add(session);
-        void this.#reap(session).finally(() => this.#reaping.delete(session));
-      }
-    }
-  }
-
-  /** An idle shared session that another replica now serves is let go of, not ended. */
-  async #reap(session: Session): Promise<void> {
-    const idle = "the session was idle too long (limits.sessionIdleTimeout)";
-    if (!session.sharedRecord) return await session.close(idle);
-    const record = await this.options.directory!.find(session.id).catch(() => undefined);
-    if (record && record.owner !== this.options.replica.owner) {
-      return await session.release("another replica continues this session");
-    }
-    await session.close(idle);
-  }
-
-  /** Ends every session and stops every backend. */
-  async closeAll(reason: string): Promise<void> {
-    this.#closing = true;
-    clearInterval(this.#reaper);
-    await Promise.all([...this.#sessions.values()].map((session) => session.close(reason)));
   }
 }

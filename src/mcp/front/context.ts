@@ -1,6 +1,9 @@
-/** What a front transport needs to serve one request for one configured server. */
+/**
+ * What a front transport needs to serve one request for one configured server, and the steps
+ * every front shares: opening a session or saying why not, counting its streams, and the
+ * answer to `initialize`.
+ */
 import type { ServerConfig } from "../../config/types.ts";
-import { parseSessionId } from "../../core/ids.ts";
 import type { Principal } from "../../core/principal.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
@@ -27,46 +30,6 @@ export interface FrontContext {
 }
 
 /**
- * The session named by `rawId`, if it exists, belongs to this server and to this caller.
- * Someone else's session id is treated exactly like an unknown one.
- */
-export function findOwnSession(ctx: FrontContext, rawId: string | null): Session | undefined {
-  const id = parseSessionId(rawId);
-  const session = id ? ctx.sessions.get(id) : undefined;
-  if (!session || session.closed) return undefined;
-  if (session.server.name !== ctx.server.name || session.principal.id !== ctx.principal.id) {
-    return undefined;
-  }
-  return session;
-}
-
-/**
- * Like `findOwnSession`, and a session another replica opened is continued here when it can
- * be (a Streamable HTTP backend, the same caller). `attach` gives a continued session its
- * channel to the client.
- */
-export async function findOrAdoptSession(
-  ctx: FrontContext,
-  rawId: string | null,
-  attach: (session: Session) => void,
-): Promise<Session | undefined> {
-  const local = findOwnSession(ctx, rawId);
-  if (local) {
-    ctx.sessions.touch(local);
-    return local;
-  }
-  const id = parseSessionId(rawId);
-  if (!id || ctx.sessions.get(id)) return undefined;
-  const adopted = await ctx.sessions.adopt(id, ctx.server, ctx.principal).catch((error) => {
-    ctx.logger.warn("could not continue a session from another replica", { error });
-    return undefined;
-  });
-  if (!adopted || adopted.closed) return undefined;
-  if (!adopted.channel) attach(adopted);
-  return adopted;
-}
-
-/**
  * Counts `writer` as an open stream of `session` (a session holding one is not idle) until it
  * ends, and reports a cut for slow reading; resolves with why the stream ended.
  */
@@ -75,9 +38,7 @@ export function holdStream(
   session: Session,
   writer: SseWriter,
 ): Promise<SseEndReason> {
-  session.openStreams++;
-  return writer.closed.then((reason) => {
-    session.openStreams--;
+  return session.activity.holdStream(writer.closed).then((reason) => {
     if (reason === "overflow") ctx.onSlowReader(session);
     return reason;
   });
@@ -143,27 +104,4 @@ export async function initializeAnswer(
   const headers = new Headers(response.headers);
   headers.delete("mcp-session-id");
   return new Response(response.body, { status: response.status, headers });
-}
-
-/**
- * Ends the caller's session named by `rawId` for good, whether this replica holds it or only
- * shared storage does; false when the caller has no such session. Resolves once nothing can
- * continue it.
- */
-export async function endOwnSession(
-  ctx: FrontContext,
-  rawId: string,
-  reason: string,
-): Promise<boolean> {
-  const local = findOwnSession(ctx, rawId);
-  if (local) {
-    await ctx.sessions.end(local, reason);
-    return true;
-  }
-  const id = parseSessionId(rawId);
-  if (!id || ctx.sessions.get(id)) return false;
-  return await ctx.sessions.endShared(id, ctx.server, ctx.principal).catch((error) => {
-    ctx.logger.warn("could not end a session another replica holds", { session: id, error });
-    return false;
-  });
 }

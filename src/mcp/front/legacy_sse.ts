@@ -7,7 +7,8 @@
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { RpcErrorCode } from "../jsonrpc.ts";
 import type { ClientChannel } from "../session.ts";
-import { findOwnSession, type FrontContext, holdStream, openSessionOrAnswer } from "./context.ts";
+import { parseSessionId } from "../../core/ids.ts";
+import { type FrontContext, holdStream, openSessionOrAnswer } from "./context.ts";
 import { BodyTooLargeError, httpError, readBodyLimited, rpcError } from "./http_util.ts";
 import { initializeParamsProblem, parseClientMessage } from "./parse.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
@@ -50,7 +51,9 @@ export async function handleLegacyMessage(request: Request, ctx: FrontContext): 
   if (!rawId) {
     return httpError(400, "invalid_request", "the sessionId query parameter is required");
   }
-  const session = findOwnSession(ctx, rawId);
+  const id = parseSessionId(rawId);
+  // The session lives with its stream on this process: never continued from another replica.
+  const session = id && ctx.sessions.findHere(id, ctx.server, ctx.principal);
   if (!session || !(session.channel instanceof LegacyChannel)) {
     return httpError(
       404,

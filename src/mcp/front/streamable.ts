@@ -6,14 +6,7 @@
 import { idInFlightMessage, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import {
-  endOwnSession,
-  findOrAdoptSession,
-  type FrontContext,
-  holdStream,
-  initializeAnswer,
-  openSessionOrAnswer,
-} from "./context.ts";
+import { type FrontContext, holdStream, initializeAnswer, openSessionOrAnswer } from "./context.ts";
 import {
   accepts,
   BodyTooLargeError,
@@ -23,11 +16,16 @@ import {
   rpcError,
 } from "./http_util.ts";
 import { initializeParamsProblem, parseClientMessage } from "./parse.ts";
-import { expectsPrimingEvent, protocolVersionHeaderProblem } from "../protocol_versions.ts";
+import { expectsPrimingEvent } from "../protocol_versions.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
-import { StreamableChannel } from "./streamable_channel.ts";
-
-const SESSION_HEADER = "mcp-session-id";
+import type { StreamableChannel } from "./streamable_channel.ts";
+import {
+  attachStreamableChannel,
+  SESSION_HEADER,
+  sessionFor,
+  sessionIdOf,
+  sessionNotFound,
+} from "./session_lane.ts";
 
 export async function handleStreamablePost(request: Request, ctx: FrontContext): Promise<Response> {
   const contentType = request.headers.get("content-type") ?? "";
@@ -65,19 +63,12 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
   if (parsed.kind === "request" && parsed.message.method === "initialize") {
     return await initialize(parsed.message, request, ctx);
   }
-  const sessionHeader = request.headers.get(SESSION_HEADER);
-  if (!sessionHeader) {
-    return rpcError(
-      400,
-      RpcErrorCode.backendError,
-      "Bad Request: Mcp-Session-Id header is required (send initialize first to get one)",
-      parsed.kind === "request" ? parsed.message.id : null,
-    );
-  }
-  const session = await findOrAdoptSession(ctx, sessionHeader, attachChannel(ctx));
-  if (!session) return sessionNotFound(parsed.kind === "request" ? parsed.message.id : null);
-  const versionProblem = checkProtocolVersion(request);
-  if (versionProblem) return versionProblem;
+  const session = await sessionFor(
+    request,
+    ctx,
+    parsed.kind === "request" ? parsed.message.id : null,
+  );
+  if (session instanceof Response) return session;
 
   if (parsed.kind !== "request") {
     await session.fromClient(parsed.message as JSONRPCMessage);
@@ -101,12 +92,8 @@ async function initialize(message: RpcRequest, request: Request, ctx: FrontConte
   );
   if (session instanceof Response) return session;
 
-  attachChannel(ctx)(session);
+  attachStreamableChannel(ctx, session);
   return await initializeAnswer(ctx, session, message.id, answer(session, message, request, ctx));
-}
-
-function attachChannel(ctx: FrontContext) {
-  return (session: Session) => session.attach(new StreamableChannel(ctx.maxStreamBufferBytes));
 }
 
 function answer(
@@ -152,10 +139,8 @@ export async function handleStreamableGet(request: Request, ctx: FrontContext): 
       "Not Acceptable: a GET opens an SSE stream; send Accept: text/event-stream",
     );
   }
-  const session = await sessionOf(request, ctx);
+  const session = await sessionFor(request, ctx);
   if (session instanceof Response) return session;
-  const versionProblem = checkProtocolVersion(request);
-  if (versionProblem) return versionProblem;
 
   const channel = session.channel as StreamableChannel;
   const writer = new SseWriter(ctx.maxStreamBufferBytes);
@@ -177,7 +162,7 @@ export async function handleStreamableGet(request: Request, ctx: FrontContext): 
       "Conflict: this session already has an open GET stream",
     );
   }
-  void holdStream(ctx, session, writer).then(() => session.touch());
+  void holdStream(ctx, session, writer).then(() => session.activity.touch());
   return new Response(writer.body, {
     headers: { ...SSE_HEADERS, [SESSION_HEADER]: session.id },
   });
@@ -187,43 +172,10 @@ export async function handleStreamableDelete(
   request: Request,
   ctx: FrontContext,
 ): Promise<Response> {
-  const sessionHeader = request.headers.get(SESSION_HEADER);
-  if (!sessionHeader) {
-    return rpcError(
-      400,
-      RpcErrorCode.backendError,
-      "Bad Request: Mcp-Session-Id header is required",
-    );
-  }
+  const id = sessionIdOf(request);
+  if (id instanceof Response) return id;
   // Answered once the session can no longer be found or continued on any replica.
-  const ended = await endOwnSession(ctx, sessionHeader, "the client ended the session");
+  const ended = id !== undefined &&
+    await ctx.sessions.end(id, ctx.server, ctx.principal, "the client ended the session");
   return ended ? new Response(null, { status: 204 }) : sessionNotFound(null);
-}
-
-/** The caller's session named by the Mcp-Session-Id header, or the error to answer with. */
-async function sessionOf(request: Request, ctx: FrontContext): Promise<Session | Response> {
-  const sessionHeader = request.headers.get(SESSION_HEADER);
-  if (!sessionHeader) {
-    return rpcError(
-      400,
-      RpcErrorCode.backendError,
-      "Bad Request: Mcp-Session-Id header is required",
-    );
-  }
-  return await findOrAdoptSession(ctx, sessionHeader, attachChannel(ctx)) ??
-    sessionNotFound(null);
-}
-
-function sessionNotFound(id: RpcRequest["id"] | null): Response {
-  return rpcError(
-    404,
-    RpcErrorCode.sessionNotFound,
-    "Session not found: it ended or never existed; send initialize to start a new one",
-    id,
-  );
-}
-
-function checkProtocolVersion(request: Request): Response | undefined {
-  const problem = protocolVersionHeaderProblem(request.headers.get("mcp-protocol-version"));
-  return problem === undefined ? undefined : rpcError(400, RpcErrorCode.invalidRequest, problem);
 }

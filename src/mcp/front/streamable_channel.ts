@@ -7,7 +7,7 @@ import type { JSONRPCMessage } from "../../sdk.ts";
 import { classify, errorResponse, idKey, type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import type { ClientChannel } from "../session.ts";
 import { BoundedQueue } from "./bounded_queue.ts";
-import { type Deadline, deadlines } from "../../core/deadlines.ts";
+import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 import { SseWriter } from "./sse.ts";
 
 /** Events a session keeps for resumption, across its streams; the oldest streams' go first. */
@@ -39,11 +39,12 @@ class PendingAnswer {
     readonly id: RequestId,
     readonly prime: boolean,
     readonly resolve: (answer: FirstAnswer) => void,
+    private readonly deadlines: Deadlines,
   ) {}
 
   /** Answers with one message as JSON; the window's deadline is no longer needed. */
   answerJson(message: JSONRPCMessage): void {
-    deadlines.cancel(this.timer);
+    this.deadlines.cancel(this.timer);
     this.resolve({ json: message });
   }
 }
@@ -134,8 +135,9 @@ export class StreamableChannel implements ClientChannel {
   /**
    * @param maxBufferedBytes what one stream may hold for a slow client; the replay log keeps
    * half of it so that replaying the whole log fits into a fresh stream.
+   * @param deadlines where the JSON window of a POST runs out (the session's deadlines).
    */
-  constructor(readonly maxBufferedBytes: number) {
+  constructor(readonly maxBufferedBytes: number, private readonly deadlines: Deadlines) {
     this.#log.maxBytes = maxBufferedBytes / 2;
     this.#backlog = new BoundedQueue(MAX_BACKLOG, maxBufferedBytes / 2);
   }
@@ -164,9 +166,9 @@ export class StreamableChannel implements ClientChannel {
   answerFirst(id: RequestId, prime: boolean, windowMs = JSON_WINDOW_MS): Promise<FirstAnswer> {
     return new Promise((resolve) => {
       const key = idKey(id);
-      const pending = new PendingAnswer(id, prime, resolve);
+      const pending = new PendingAnswer(id, prime, resolve, this.deadlines);
       if (Number.isFinite(windowMs)) {
-        pending.timer = deadlines.add(windowMs, () => this.#promote(key, pending));
+        pending.timer = this.deadlines.add(windowMs, () => this.#promote(key, pending));
       }
       this.#routes.set(key, pending);
     });
@@ -174,7 +176,7 @@ export class StreamableChannel implements ClientChannel {
 
   /** Turns a pending answer into an SSE stream, which takes its place in the routes. */
   #promote(key: string, pending: PendingAnswer): OutStream | undefined {
-    deadlines.cancel(pending.timer);
+    this.deadlines.cancel(pending.timer);
     if (this.#routes.get(key) !== pending) return undefined;
     const writer = new SseWriter(this.maxBufferedBytes);
     const stream = this.openRequestStream(pending.id, writer, pending.prime);

@@ -1,13 +1,25 @@
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "../../sdk.ts";
+import { Deadlines } from "../../core/deadlines.ts";
+import { testClock } from "../../../tests/fixtures/clock.ts";
+import { within } from "../../../tests/fixtures/waits.ts";
 import { SseWriter } from "./sse.ts";
 import { StreamableChannel } from "./streamable_channel.ts";
+
+/** A channel whose JSON window runs on a frozen clock: time passes only when a test says so. */
+function newChannel(maxBufferedBytes: number) {
+  const clock = testClock();
+  clock.freeze();
+  // A resolution of 1 ms, so a window of a few milliseconds is told apart from a shorter one.
+  const deadlines = new Deadlines(clock, 1);
+  return { channel: new StreamableChannel(maxBufferedBytes, deadlines), clock, deadlines };
+}
 
 const answer = (id: number, text = "ok") =>
   ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }] } }) as JSONRPCMessage;
 
 Deno.test("StreamableChannel keeps the logs of 16 finished streams, however many requests it answers", () => {
-  const channel = new StreamableChannel(1_048_576);
+  const { channel } = newChannel(1_048_576);
   for (let id = 1; id <= 5_000; id++) {
     const writer = new SseWriter(1_048_576);
     channel.openRequestStream(id, writer, true);
@@ -22,7 +34,7 @@ Deno.test("StreamableChannel keeps the logs of 16 finished streams, however many
 });
 
 Deno.test("StreamableChannel bounds the replay log in bytes, dropping the oldest stream's events first", async () => {
-  const channel = new StreamableChannel(64 * 1024);
+  const { channel } = newChannel(64 * 1024);
   const first = new SseWriter(64 * 1024);
   channel.openRequestStream(1, first, false);
   const second = new SseWriter(64 * 1024);
@@ -64,7 +76,7 @@ async function readAll(writer: SseWriter): Promise<string> {
 }
 
 Deno.test("answerFirst() answers JSON when the response is the first message for the request", async () => {
-  const channel = new StreamableChannel(1_048_576);
+  const { channel } = newChannel(1_048_576);
   const first = channel.answerFirst(7, true);
   channel.deliver(answer(7, "quick"), 7);
   assert.deepEqual(await first, { json: answer(7, "quick") });
@@ -73,7 +85,7 @@ Deno.test("answerFirst() answers JSON when the response is the first message for
 });
 
 Deno.test("answerFirst() opens a primed SSE stream when a notification comes first, and carries the rest", async () => {
-  const channel = new StreamableChannel(1_048_576);
+  const { channel } = newChannel(1_048_576);
   const first = channel.answerFirst(8, true);
   channel.deliver(progress(8), 8);
   const answered = await first;
@@ -86,8 +98,15 @@ Deno.test("answerFirst() opens a primed SSE stream when a notification comes fir
 });
 
 Deno.test("answerFirst() opens the stream after the window when nothing has come, so the client sees life", async () => {
-  const channel = new StreamableChannel(1_048_576);
-  const answered = await channel.answerFirst(9, false, 10);
+  const { channel, clock, deadlines } = newChannel(1_048_576);
+  let opened = false;
+  const first = channel.answerFirst(9, false, 10);
+  void first.then(() => opened = true);
+  clock.advance(9);
+  await Promise.resolve();
+  assert.equal(opened, false, "not before the window has passed");
+  clock.advance(1 + deadlines.resolutionMs);
+  const answered = await within("the stream to open once the window has passed", first, 1_000);
   assert.ok("stream" in answered);
   channel.deliver(answer(9, "slow"), 9);
   assert.match(await readAll(answered.stream), /"slow"/);
@@ -95,7 +114,7 @@ Deno.test("answerFirst() opens the stream after the window when nothing has come
 });
 
 Deno.test("answerFirst() gives a message for no request to a waiting POST when no stream is open", async () => {
-  const channel = new StreamableChannel(1_048_576);
+  const { channel } = newChannel(1_048_576);
   const first = channel.answerFirst(10, false);
   const log = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } };
   channel.deliver(log as JSONRPCMessage);
@@ -107,7 +126,7 @@ Deno.test("answerFirst() gives a message for no request to a waiting POST when n
 });
 
 Deno.test("answerFirst() answers the session's end as a JSON-RPC error", async () => {
-  const channel = new StreamableChannel(1_048_576);
+  const { channel } = newChannel(1_048_576);
   const first = channel.answerFirst(11, false);
   channel.ended("the backend closed the connection");
   const answered = await first;
