@@ -18,7 +18,8 @@ export class Deadlines {
   /** The last bucket whose deadlines have fired. */
   #done = 0;
 
-  constructor(private readonly clock: Clock, readonly resolutionMs = 50) {}
+  /** `clock` is the time the deadlines run on; timers kept beside them use it too. */
+  constructor(readonly clock: Clock, readonly resolutionMs = 50) {}
 
   /** Calls `fire` once, `ms` from now (rounded up to the resolution), unless cancelled. */
   add(ms: number, fire: () => void): Deadline {

@@ -4,6 +4,7 @@
  * until their backend has stopped (session_slots.ts). Whatever concerns other replicas (a
  * session opened elsewhere, continued or ended here) is asked of shared_sessions.ts.
  */
+import type { Clock } from "../core/clock.ts";
 import type { ServerConfig } from "../config/types.ts";
 import type { Timer } from "../core/clock.ts";
 import type { Deadlines } from "../core/deadlines.ts";
@@ -73,6 +74,11 @@ export class SessionRegistry {
   /** Places under the limits held now: open sessions, and ended ones whose backend still runs. */
   get placesHeld(): number {
     return this.#slots.total;
+  }
+
+  /** The time sessions live by; a front's own timers for a session (keep-alives) use it too. */
+  get clock(): Clock {
+    return this.options.clock;
   }
 
   /** Where the sessions' timeouts run; a front's own timers for a session run there too. */

@@ -28,7 +28,7 @@ class LegacyChannel implements ClientChannel {
 export async function handleLegacyStream(ctx: FrontContext): Promise<Response> {
   const session = await openSessionOrAnswer(ctx);
   if (session instanceof Response) return session;
-  const writer = new SseWriter(ctx.maxStreamBufferBytes);
+  const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
   session.attach(new LegacyChannel(writer));
   const ended = holdStream(ctx, session, writer);
   writer.write({

@@ -8,6 +8,7 @@
  * `maxBufferedBytes` wait, what waits is dropped and the stream ends (`"overflow"`). A
  * Streamable HTTP client resumes from its last event id; the log it resumes from is bounded too.
  */
+import type { Clock, Timer } from "../../core/clock.ts";
 
 export const KEEPALIVE_MS = 25_000;
 const encoder = new TextEncoder();
@@ -47,10 +48,10 @@ export class SseWriter {
   /** close() was called while chunks were still queued: end once they are read. */
   #closing = false;
   #open = true;
-  #keepalive: ReturnType<typeof setInterval>;
+  #keepalive: Timer;
   #resolveClosed!: (reason: SseEndReason) => void;
 
-  constructor(readonly maxBufferedBytes: number) {
+  constructor(readonly maxBufferedBytes: number, clock: Clock) {
     this.closed = new Promise((resolve) => this.#resolveClosed = resolve);
     this.body = new ReadableStream<Uint8Array>(
       {
@@ -62,8 +63,9 @@ export class SseWriter {
       },
       { highWaterMark: 0 },
     );
-    this.#keepalive = setInterval(() => this.#enqueue(": keep-alive\n\n"), KEEPALIVE_MS);
-    Deno.unrefTimer(this.#keepalive);
+    this.#keepalive = clock.setInterval(() => this.#enqueue(": keep-alive\n\n"), KEEPALIVE_MS, {
+      unref: true,
+    });
   }
 
   get open(): boolean {
@@ -125,7 +127,7 @@ export class SseWriter {
     if (!this.#open) return;
     this.#open = false;
     this.#closing = false;
-    clearInterval(this.#keepalive);
+    this.#keepalive.clear();
     this.#resolveClosed(reason);
   }
 }

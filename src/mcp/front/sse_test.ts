@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { formatEvent, SseWriter } from "./sse.ts";
+import { formatEvent, KEEPALIVE_MS, SseWriter } from "./sse.ts";
+import { systemClock } from "../../core/clock.ts";
+import { testClock } from "../../../tests/fixtures/clock.ts";
+import { within } from "../../../tests/fixtures/waits.ts";
 
 const decoder = new TextDecoder();
 
@@ -17,7 +20,7 @@ Deno.test("formatEvent() writes each data line on its own line", () => {
 });
 
 Deno.test("SseWriter.close() delivers what was queued before ending the stream", async () => {
-  const writer = new SseWriter(1_000);
+  const writer = new SseWriter(1_000, systemClock);
   writer.write({ data: "one" });
   writer.write({ data: "two" });
   writer.close();
@@ -28,7 +31,7 @@ Deno.test("SseWriter.close() delivers what was queued before ending the stream",
 });
 
 Deno.test("SseWriter.write() ends the stream and drops the queue past maxBufferedBytes", async () => {
-  const writer = new SseWriter(100);
+  const writer = new SseWriter(100, systemClock);
   assert.equal(writer.write({ data: "x".repeat(50) }), true);
   assert.equal(writer.write({ data: "y".repeat(50) }), false);
   assert.equal(await writer.closed, "overflow");
@@ -36,7 +39,7 @@ Deno.test("SseWriter.write() ends the stream and drops the queue past maxBuffere
 });
 
 Deno.test("SseWriter hands chunks straight to a waiting reader without queueing them", async () => {
-  const writer = new SseWriter(100);
+  const writer = new SseWriter(100, systemClock);
   const reader = writer.body.getReader();
   const next = reader.read();
   await Promise.resolve();
@@ -45,4 +48,20 @@ Deno.test("SseWriter hands chunks straight to a waiting reader without queueing 
   assert.equal(decoder.decode((await next).value).length, 208);
   await reader.cancel();
   assert.equal(await writer.closed, "client_gone");
+});
+
+Deno.test("SseWriter sends a keep-alive comment each KEEPALIVE_MS of its clock and stops when closed", async () => {
+  const clock = testClock();
+  clock.freeze();
+  const writer = new SseWriter(1_000, clock);
+  const reader = writer.body.getReader();
+  clock.advance(KEEPALIVE_MS - 1);
+  writer.write({ data: "first" });
+  assert.equal(decoder.decode((await reader.read()).value), "data: first\n\n");
+  clock.advance(1);
+  const keepAlive = await within("the keep-alive on the clock", reader.read(), 2_000);
+  assert.equal(decoder.decode(keepAlive.value), ": keep-alive\n\n");
+  writer.close();
+  assert.equal(clock.pending, 0);
+  assert.equal((await reader.read()).done, true);
 });

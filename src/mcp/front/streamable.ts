@@ -143,7 +143,7 @@ export async function handleStreamableGet(request: Request, ctx: FrontContext): 
   if (session instanceof Response) return session;
 
   const channel = session.channel as StreamableChannel;
-  const writer = new SseWriter(ctx.maxStreamBufferBytes);
+  const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
   const lastEventId = request.headers.get("last-event-id");
   if (lastEventId !== null) {
     if (!channel.resume(lastEventId, writer)) {

@@ -178,7 +178,7 @@ export class StreamableChannel implements ClientChannel {
   #promote(key: string, pending: PendingAnswer): OutStream | undefined {
     this.deadlines.cancel(pending.timer);
     if (this.#routes.get(key) !== pending) return undefined;
-    const writer = new SseWriter(this.maxBufferedBytes);
+    const writer = new SseWriter(this.maxBufferedBytes, this.deadlines.clock);
     const stream = this.openRequestStream(pending.id, writer, pending.prime);
     pending.resolve({ stream: writer });
     return stream;

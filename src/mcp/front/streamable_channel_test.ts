@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { Deadlines } from "../../core/deadlines.ts";
+import { systemClock } from "../../core/clock.ts";
 import { testClock } from "../../../tests/fixtures/clock.ts";
 import { within } from "../../../tests/fixtures/waits.ts";
 import { SseWriter } from "./sse.ts";
@@ -21,7 +22,7 @@ const answer = (id: number, text = "ok") =>
 Deno.test("StreamableChannel keeps the logs of 16 finished streams, however many requests it answers", () => {
   const { channel } = newChannel(1_048_576);
   for (let id = 1; id <= 5_000; id++) {
-    const writer = new SseWriter(1_048_576);
+    const writer = new SseWriter(1_048_576, systemClock);
     channel.openRequestStream(id, writer, true);
     channel.deliver(answer(id), id);
     // The client read its answer and the stream ended.
@@ -35,9 +36,9 @@ Deno.test("StreamableChannel keeps the logs of 16 finished streams, however many
 
 Deno.test("StreamableChannel bounds the replay log in bytes, dropping the oldest stream's events first", async () => {
   const { channel } = newChannel(64 * 1024);
-  const first = new SseWriter(64 * 1024);
+  const first = new SseWriter(64 * 1024, systemClock);
   channel.openRequestStream(1, first, false);
-  const second = new SseWriter(64 * 1024);
+  const second = new SseWriter(64 * 1024, systemClock);
   channel.openRequestStream(2, second, false);
   const note = (i: number) =>
     ({
@@ -51,7 +52,7 @@ Deno.test("StreamableChannel bounds the replay log in bytes, dropping the oldest
   assert.ok(bytes <= 32 * 1024, `${bytes} bytes kept`);
   assert.ok(events < 40);
   // The second stream can still be replayed whole: the first stream's events went first.
-  const resumed = new SseWriter(64 * 1024);
+  const resumed = new SseWriter(64 * 1024, systemClock);
   assert.equal(channel.resume("2-0", resumed), true);
   const reader = resumed.body.getReader();
   const ids: string[] = [];
