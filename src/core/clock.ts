@@ -39,3 +39,23 @@ export const systemClock: Clock = {
     return { clear: () => clearInterval(id) };
   },
 };
+
+/**
+ * Waits for `promise` but no longer than `ms` on `clock`: its value, or undefined when it
+ * failed or the time ran out first. The timer is cleared either way.
+ */
+export async function waitAtMost<T>(
+  clock: Clock,
+  ms: number,
+  promise: Promise<T>,
+): Promise<T | undefined> {
+  let timer: Timer | undefined;
+  try {
+    return await Promise.race([
+      promise.catch(() => undefined),
+      new Promise<undefined>((resolve) => timer = clock.setTimeout(() => resolve(undefined), ms)),
+    ]);
+  } finally {
+    timer?.clear();
+  }
+}

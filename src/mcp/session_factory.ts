@@ -52,6 +52,7 @@ export class SessionFactory {
       maxMessageBytes: settings.limits.maxMessageBytes,
       killGraceMs: settings.killGraceMs,
       logger: this.#logger(id, server),
+      clock: settings.clock,
     };
     return settings.connect(
       server,

@@ -5,6 +5,7 @@
  */
 import type { BackendServerConfig } from "../../config/types.ts";
 import type { Secret } from "../../core/secret.ts";
+import { type Clock, waitAtMost } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { maskingLogger, SecretMask } from "../../observability/mask.ts";
 import {
@@ -24,6 +25,8 @@ import { WithheldRoots } from "./withheld_roots.ts";
 export interface BackendOptions {
   maxMessageBytes: number;
   killGraceMs: number;
+  /** The gateway's time: how long a backend is given to end politely. */
+  clock: Clock;
   logger: Logger;
   /** How HTTP backends are reached (the gateway's kept-alive client); `fetch` by default. */
   fetch?: typeof globalThis.fetch;
@@ -143,6 +146,7 @@ function createTransport(
       },
       maxMessageBytes: options.maxMessageBytes,
       killGraceMs: options.killGraceMs,
+      clock: options.clock,
       // Its stderr lines are logged: what it was given must not be.
       logger: maskingLogger(options.logger, mask),
       mask,
@@ -180,7 +184,9 @@ function createTransport(
     close: async () => {
       // A backend that never answers the DELETE must not hold the session's place for ever:
       // after the grace the connection is dropped, and the DELETE with it.
-      if (transport.sessionId) await atMost(options.killGraceMs, transport.terminateSession());
+      if (transport.sessionId) {
+        await waitAtMost(options.clock, options.killGraceMs, transport.terminateSession());
+      }
       await detach();
     },
     detach,
@@ -190,16 +196,6 @@ function createTransport(
       transport.sessionId !== undefined && error instanceof StreamableHTTPError &&
       error.code === 404,
   };
-}
-
-/** Waits for `promise` (its failure included) but no longer than `ms`. */
-async function atMost(ms: number, promise: Promise<unknown>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    promise.catch(() => {}),
-    new Promise((resolve) => timer = setTimeout(resolve, ms)),
-  ]);
-  clearTimeout(timer);
 }
 
 const TOKEN_PLACEHOLDER = /\{\{\s*user\.token\s*\}\}/;

@@ -12,12 +12,18 @@ import type { SecretMask } from "../../observability/mask.ts";
 import { readLines } from "./lines.ts";
 import { describeSchemaDump } from "./schema_dump.ts";
 import { spawn, type SpawnSpec } from "./spawner.ts";
+import { type Clock, waitAtMost } from "../../core/clock.ts";
+
+/** How long a closed pipe waits for the exit status that usually follows it. */
+const EXIT_STATUS_WAIT_MS = 2_000;
 
 export interface StdioOptions {
   spec: SpawnSpec;
   maxMessageBytes: number;
   /** How long a child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
+  /** The gateway's time, which the kill grace is measured on. */
+  clock: Clock;
   /** With `mask`, a `maskingLogger`: stderr lines and quoted output are logged through it. */
   logger: Logger;
   /** The child's secrets (its person's token, configured ones): masked in its errors. */
@@ -120,12 +126,7 @@ export class StdioBackend implements Transport {
     try {
       child.kill("SIGTERM");
     } catch { /* already gone */ }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), this.options.killGraceMs);
-    });
-    const gone = await Promise.race([exited, timedOut]);
-    clearTimeout(timer);
+    const gone = await waitAtMost(this.options.clock, this.options.killGraceMs, exited);
     if (!gone) {
       try {
         child.kill("SIGKILL");
@@ -183,12 +184,7 @@ export class StdioBackend implements Transport {
    * seconds apart).
    */
   async #pipeClosed(otherwise: string): Promise<BackendProcessEnded> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const status = await Promise.race([
-      this.#exited!,
-      new Promise<undefined>((resolve) => timer = setTimeout(() => resolve(undefined), 2_000)),
-    ]);
-    clearTimeout(timer);
+    const status = await waitAtMost(this.options.clock, EXIT_STATUS_WAIT_MS, this.#exited!);
     return new BackendProcessEnded(status ? describeExit(status) : otherwise);
   }
 
