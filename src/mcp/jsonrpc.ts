@@ -55,24 +55,32 @@ function isParams(value: unknown): boolean {
 export function classify(value: unknown): Classified | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const m = value as Record<string, unknown>;
-  if (m.jsonrpc !== "2.0") return undefined;
-  if (typeof m.method === "string") {
-    if (!isParams(m.params)) return undefined;
-    if ("id" in m) {
-      return isId(m.id) ? { kind: "request", message: m as unknown as RpcRequest } : undefined;
-    }
-    return { kind: "notification", message: m as unknown as RpcNotification };
-  }
-  if (isId(m.id) && ("result" in m) !== ("error" in m)) {
-    if ("error" in m) {
-      const error = m.error as Record<string, unknown> | null;
-      if (!error || typeof error.code !== "number" || typeof error.message !== "string") {
-        return undefined;
-      }
-    }
-    return { kind: "response", message: m as unknown as RpcResponse };
-  }
+  if (isRequest(m)) return { kind: "request", message: m };
+  if (isNotification(m)) return { kind: "notification", message: m };
+  if (isResponse(m)) return { kind: "response", message: m };
   return undefined;
+}
+
+type Fields = Record<string, unknown>;
+
+function isCall(m: Fields): boolean {
+  return m.jsonrpc === "2.0" && typeof m.method === "string" && isParams(m.params);
+}
+
+function isRequest(m: Fields): m is Fields & RpcRequest {
+  return isCall(m) && "id" in m && isId(m.id);
+}
+
+function isNotification(m: Fields): m is Fields & RpcNotification {
+  return isCall(m) && !("id" in m);
+}
+
+function isResponse(m: Fields): m is Fields & RpcResponse {
+  if (m.jsonrpc !== "2.0" || typeof m.method === "string") return false;
+  if (!isId(m.id) || ("result" in m) === ("error" in m)) return false;
+  if (!("error" in m)) return true;
+  const error = m.error as Fields | null;
+  return !!error && typeof error.code === "number" && typeof error.message === "string";
 }
 
 /**
@@ -107,12 +115,31 @@ export function idKey(id: RequestId): string {
   return typeof id === "number" ? `n${id}` : `s${id}`;
 }
 
+/** A JSON-RPC error answer; `id` is null when the request's id could not be read. */
+export interface RpcErrorResponse {
+  jsonrpc: "2.0";
+  id: RequestId | null;
+  error: { code: number; message: string; data?: unknown };
+}
+
+/** The error answer to a request, as a message for a client or backend connection. */
 export function errorResponse(
-  id: RequestId | null,
+  id: RequestId,
   code: number,
   message: string,
   data?: unknown,
 ): JSONRPCMessage {
   const error = data === undefined ? { code, message } : { code, message, data };
-  return { jsonrpc: "2.0", id, error } as unknown as JSONRPCMessage;
+  return { jsonrpc: "2.0", id, error };
+}
+
+/** The error answer as an HTTP body, which may carry a null id (JSON-RPC 2.0 §5). */
+export function errorBody(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): RpcErrorResponse {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: "2.0", id, error };
 }

@@ -8,9 +8,13 @@
  * person at their limit who opens another gets a place by ending their least recently used idle
  * session; only when every one of theirs is busy is the new one refused.
  */
+import { GatehouseError } from "../core/errors.ts";
+
 /** A new session would go over a session limit. */
-export class SessionLimitError extends Error {
-  readonly code = "too_many_sessions";
+export class SessionLimitError extends GatehouseError<"too_many_sessions"> {
+  constructor(message: string) {
+    super("too_many_sessions", message);
+  }
 }
 
 /** What a place needs to know of the session that holds it. */

@@ -135,7 +135,11 @@ export class AggregateTransport implements Transport {
       this.#emit({
         jsonrpc: "2.0",
         id: request.id,
-        error: { code: e.code, message: e.message, ...(e.data !== undefined && { data: e.data }) },
+        error: {
+          code: e.rpcCode,
+          message: e.message,
+          ...(e.data !== undefined && { data: e.data }),
+        },
       } as JSONRPCMessage);
     }
   }

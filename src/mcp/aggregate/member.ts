@@ -3,6 +3,7 @@
  * initialize handshake, its own request ids (so two members' ids never meet), and a state that
  * says whether it can be used now. A member that fails is "down" until it is tried again.
  */
+import { GatehouseError } from "../../core/errors.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 import type { Logger } from "../../observability/logger.ts";
@@ -13,17 +14,19 @@ import { classify, type RequestId } from "../jsonrpc.ts";
 
 export type MemberState = "idle" | "connecting" | "ready" | "down";
 
-/** A JSON-RPC error answered by a member (or made up for it), relayed as it is. */
-export class MemberError extends Error {
+/**
+ * A JSON-RPC error answered by a member (or made up for it), relayed as it is: `rpcCode` is the
+ * JSON-RPC error code the client gets.
+ */
+export class MemberError extends GatehouseError<"member_error"> {
   constructor(
-    readonly code: number,
+    readonly rpcCode: number,
     message: string,
     readonly data?: unknown,
     /** The member a URL elicitation in `data` is for, so its completion can be announced. */
     readonly elicitingFor?: string,
   ) {
-    super(message);
-    this.name = "MemberError";
+    super("member_error", message);
   }
 }
 

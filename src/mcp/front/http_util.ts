@@ -1,7 +1,7 @@
 /** Small HTTP helpers the front transports share: bodies with a size cap, Accept, replies. */
 import { GatehouseError } from "../../core/errors.ts";
 import { readAllCapped } from "../../core/streams.ts";
-import { errorResponse, type RequestId } from "../jsonrpc.ts";
+import { errorBody, type RequestId } from "../jsonrpc.ts";
 
 export class BodyTooLargeError extends GatehouseError<"body_too_large"> {
   constructor(message: string) {
@@ -69,7 +69,7 @@ export function rpcError(
   id: RequestId | null = null,
   headers: Record<string, string> = {},
 ): Response {
-  return jsonResponse(errorResponse(id, code, message), status, headers);
+  return jsonResponse(errorBody(id, code, message), status, headers);
 }
 
 /** An HTTP error in the gateway's own shape: `{ error, error_description }`. */
