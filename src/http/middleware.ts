@@ -1,12 +1,15 @@
-/** Cross-cutting HTTP middleware: request id, security headers, access log. */
-import type { MiddlewareHandler } from "hono";
+/**
+ * The request finishing every request gets, whichever lane served it: request id, security
+ * headers, access log, metrics, and the 500 for an error no handler caught.
+ */
+import { getPath } from "hono/utils/url";
 import { randomHex } from "../crypto/random.ts";
+import { httpError } from "../mcp/front/http_util.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 
 export type GatewayEnv = {
   Bindings: { remoteAddress?: string };
-  Variables: { requestId: string };
 };
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -40,11 +43,44 @@ export interface RequestAccounting {
   basePath: string;
 }
 
+/** Serves one request; `path` is the request's path as Hono's router sees it. */
+export type Lane = (
+  request: Request,
+  env: GatewayEnv["Bindings"] | undefined,
+  path: string,
+) => Response | Promise<Response>;
+
+/**
+ * The gateway's one `fetch`: `lane` serves the request, then the response is finished here
+ * and nowhere else. An error no handler caught is logged with the request id and becomes the
+ * 500 JSON, so a client never sees a stack trace.
+ */
+export function finished(
+  accounting: RequestAccounting,
+  lane: Lane,
+): (request: Request, env?: GatewayEnv["Bindings"]) => Promise<Response> {
+  return async (request, env) => {
+    const started = performance.now();
+    const id = requestIdFor(request.headers.get("x-request-id"));
+    // Hono's own reading of the path (decoded as its router decodes it), for the log line.
+    const path = getPath(request);
+    let response: Response;
+    try {
+      response = await lane(request, env, path);
+    } catch (error) {
+      accounting.logger.error("unhandled error", { requestId: id, error });
+      response = httpError(500, "server_error", "the gateway failed to handle this request");
+    }
+    finishRequest(accounting, { id, method: request.method, path, started }, response);
+    return response;
+  };
+}
+
 /**
  * What every response gets once its handler is done: security headers, its request id, one
  * access line (never the query string, never a header value) and its metrics.
  */
-export function finishRequest(
+function finishRequest(
   accounting: RequestAccounting,
   request: { id: string; method: string; path: string; started: number },
   response: Response,
@@ -62,17 +98,6 @@ export function finishRequest(
     ms: Math.round(ms * 10) / 10,
   });
   response.headers.set("x-request-id", request.id);
-}
-
-/** Request id, security headers, access log and metrics, as one Hono middleware. */
-export function bookkeeping(accounting: RequestAccounting): MiddlewareHandler<GatewayEnv> {
-  return async (c, next) => {
-    const started = performance.now();
-    const id = requestIdFor(c.req.header("x-request-id"));
-    c.set("requestId", id);
-    await next();
-    finishRequest(accounting, { id, method: c.req.method, path: c.req.path, started }, c.res);
-  };
 }
 
 /** What kind of endpoint a path is, for metrics: a small closed set. */

@@ -1,9 +1,10 @@
 /**
- * The authorization server's HTTP surface, registered into the one route table by
- * `buildRoutes`: metadata, registration, client lookup, authorize, consent, the identity
- * provider's callback, token and logout. Handlers parse HTTP and delegate to `oauth/` and `web/`.
+ * The authorization server's HTTP handlers, which the route table in routes.ts places:
+ * metadata, registration, client lookup, authorize, consent, the identity provider's callback,
+ * token and logout, and the per-address limits on them. Handlers parse HTTP and delegate to
+ * `oauth/` and `web/`.
  */
-import type { Hono } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { errorPage } from "../web/pages.ts";
 import { RateLimits } from "./rate_limit.ts";
@@ -73,10 +74,19 @@ async function readForm(request: Request): Promise<URLSearchParams> {
 }
 
 /**
- * Per-address limits on registration, sign-in, callbacks, token (all requests, and failed ones)
- * and the browser pages; registered before the routes so they run first.
+ * The per-address limits, as middleware for the rows they guard: `registerPerAddress`,
+ * `oauthPerAddress` (token; and browser, which answers with an HTML 429) and
+ * `tokenFailuresPerAddress` (see `limitTokenFailures`).
  */
-export function limitBrowserAndOAuth(app: Hono<GatewayEnv>, limits: RateLimits): void {
+export interface OAuthLimits {
+  register: MiddlewareHandler<GatewayEnv>;
+  token: MiddlewareHandler<GatewayEnv>;
+  tokenFailures: MiddlewareHandler<GatewayEnv>;
+  browser: MiddlewareHandler<GatewayEnv>;
+}
+
+/** Per-address limits on registration, sign-in, callbacks, token and the browser pages. */
+export function oauthLimits(limits: RateLimits): OAuthLimits {
   const byAddress = (kind: "oauthPerAddress" | "registerPerAddress", page: boolean) =>
     createMiddleware<GatewayEnv>(async (c, next) => {
       if (c.req.method === "OPTIONS") return await next();
@@ -89,13 +99,12 @@ export function limitBrowserAndOAuth(app: Hono<GatewayEnv>, limits: RateLimits):
         })
         : tooManyRequests(wait, `rateLimits.${kind}`);
     });
-  app.use("/register", byAddress("registerPerAddress", false));
-  app.use("/token", byAddress("oauthPerAddress", false));
-  limitTokenFailures(app, limits);
-  // A wildcard matches its bare prefix too: "/authorize/*" covers /authorize.
-  for (const path of ["/authorize/*", "/oauth/*", "/logout", "/my/*"]) {
-    app.use(path, byAddress("oauthPerAddress", true));
-  }
+  return {
+    register: byAddress("registerPerAddress", false),
+    token: byAddress("oauthPerAddress", false),
+    tokenFailures: limitTokenFailures(limits),
+    browser: byAddress("oauthPerAddress", true),
+  };
 }
 
 /**
@@ -103,25 +112,22 @@ export function limitBrowserAndOAuth(app: Hono<GatewayEnv>, limits: RateLimits):
  * is read. A failure is charged once its answer is known, so a burst sent at once may overrun
  * the limit by the requests in flight; `oauthPerAddress` still bounds those.
  */
-function limitTokenFailures(app: Hono<GatewayEnv>, limits: RateLimits): void {
+function limitTokenFailures(limits: RateLimits): MiddlewareHandler<GatewayEnv> {
   const kind = "tokenFailuresPerAddress";
-  app.use(
-    "/token",
-    createMiddleware<GatewayEnv>(async (c, next) => {
-      if (c.req.method !== "POST") return await next();
-      const address = c.env?.remoteAddress ?? "unknown";
-      const wait = limits.wait(kind, address);
-      if (wait) {
-        await c.req.raw.body?.cancel();
-        return tooManyRequests(wait, `rateLimits.${kind}`);
-      }
-      await next();
-      // Refusals the client earned (4xx), not the gateway's own failures or its 429s.
-      if (c.res.status >= 400 && c.res.status < 500 && c.res.status !== 429) {
-        limits.charge(kind, address);
-      }
-    }),
-  );
+  return createMiddleware<GatewayEnv>(async (c, next) => {
+    if (c.req.method !== "POST") return await next();
+    const address = c.env?.remoteAddress ?? "unknown";
+    const wait = limits.wait(kind, address);
+    if (wait) {
+      await c.req.raw.body?.cancel();
+      return tooManyRequests(wait, `rateLimits.${kind}`);
+    }
+    await next();
+    // Refusals the client earned (4xx), not the gateway's own failures or its 429s.
+    if (c.res.status >= 400 && c.res.status < 500 && c.res.status !== 429) {
+      limits.charge(kind, address);
+    }
+  });
 }
 
 /** Thrown by the token endpoint's `Admit` when a proven client is over `tokenPerClient`. */
@@ -143,20 +149,18 @@ function tooManyRequests(wait: number, limit: string): Response {
   );
 }
 
-export function registerOAuthRoutes(
-  root: Hono<GatewayEnv>,
-  app: Hono<GatewayEnv>,
+type Endpoint = (c: Context<GatewayEnv>) => Response | Promise<Response>;
+
+/** The authorization server's endpoints; each answers 404 JSON when `oauth:` is not configured. */
+export function oauthEndpoints(
   config: ResolvedConfig,
   auth: AuthServer | undefined,
   logger: Logger,
   limits: RateLimits,
   metrics: GatewayMetrics,
-): void {
-  const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
+) {
   const notConfigured = () =>
     json({ error: "not_found", error_description: "OAuth is not configured on this gateway" }, 404);
-
-  const asMetadata = () => auth ? json(authorizationServerMetadata(auth.issuer)) : notConfigured();
 
   const resourceMetadata = (name: string | undefined) => {
     if (!auth) return notConfigured();
@@ -168,42 +172,7 @@ export function registerOAuthRoutes(
     return json(protectedResourceMetadata(auth.issuer, server as ServerName));
   };
 
-  // RFC 8414 §3 inserts the well-known segment before the issuer's path; clients that append
-  // it instead are answered too.
-  root.get(`/.well-known/oauth-authorization-server${basePath}`, asMetadata);
-  if (basePath) app.get("/.well-known/oauth-authorization-server", asMetadata);
-
-  // RFC 9728: /.well-known/oauth-protected-resource{basePath}/{service}[/mcp|/sse]
-  const prm = `/.well-known/oauth-protected-resource${basePath}`;
-  root.get(`${prm}/:server`, (c) => resourceMetadata(c.req.param("server")));
-  root.get(`${prm}/:server/:endpoint{mcp|sse}`, (c) => resourceMetadata(c.req.param("server")));
-  // The base URL's own document names the gateway (RFC 9728 §3.3: `resource` must be the URL
-  // the document was found from), so a client that looks there finds the authorization server.
-  const gatewayMetadata = () => auth ? json(gatewayResourceMetadata(auth.issuer)) : notConfigured();
-  root.get(prm || "/.well-known/oauth-protected-resource", gatewayMetadata);
-  if (basePath) {
-    app.get("/.well-known/oauth-protected-resource", gatewayMetadata);
-    app.get(
-      "/.well-known/oauth-protected-resource/:server",
-      (c) => resourceMetadata(c.req.param("server")),
-    );
-  }
-
-  // Preflights for browser-based clients: metadata at the origin root (and the appended form
-  // under a base path), registration and token under the base path.
-  const preflights = new Set([
-    "/.well-known/*",
-    ...["/.well-known/*", "/register", "/token"]
-      .map((path) => `${basePath}${path}`),
-  ]);
-  for (const path of preflights) {
-    root.options(
-      path,
-      () => new Response(null, { status: 204, headers: OPEN_CORS }),
-    );
-  }
-
-  app.post("/register", async (c) => {
+  const register: Endpoint = async (c) => {
     if (!auth) return notConfigured();
     try {
       const type = c.req.header("content-type") ?? "";
@@ -239,19 +208,9 @@ export function registerOAuthRoutes(
       if (error instanceof OAuthError) return withCors(oauthErrorJson(error));
       throw error;
     }
-  });
+  };
 
-  app.get("/clients/:clientId", async (c) => {
-    if (!auth) return notConfigured();
-    const clientId = parseClientId(c.req.param("clientId"));
-    const client = clientId && !clientId.startsWith("https:")
-      ? await auth.clients.find(clientId)
-      : undefined;
-    if (!client) return json({ error: "not_found", error_description: "no such client" }, 404);
-    return json(publicClientMetadata(client), 200, NO_STORE);
-  });
-
-  app.post("/token", async (c) => {
+  const token: Endpoint = async (c) => {
     if (!auth) return notConfigured();
     const authorization = c.req.header("authorization") ?? null;
     // Charged only once the client is proven (see `Admit`): a client_id alone is public, and
@@ -279,19 +238,42 @@ export function registerOAuthRoutes(
       }
       throw error;
     }
-  });
+  };
 
-  app.get("/authorize", (c) => auth ? auth.loginFlow.authorize(c.req.raw) : notConfigured());
-  app.post("/authorize/consent", async (c) => {
-    if (!auth) return notConfigured();
-    return await auth.loginFlow.consent(c.req.raw, await browserForm(c.req.raw));
-  });
-  app.get("/oauth/callback", (c) => auth ? auth.loginFlow.callback(c.req.raw) : notConfigured());
-  app.get("/logout", (c) => auth ? auth.loginFlow.logoutPage(c.req.raw) : notConfigured());
-  app.post("/logout", async (c) => {
-    if (!auth) return notConfigured();
-    return await auth.loginFlow.logout(c.req.raw, await browserForm(c.req.raw));
-  });
+  return {
+    /** RFC 8414 authorization server metadata. */
+    serverMetadata: () => auth ? json(authorizationServerMetadata(auth.issuer)) : notConfigured(),
+    /** RFC 9728 metadata of the service named by `:server`. */
+    resourceMetadata: (c) => resourceMetadata(c.req.param("server")),
+    // RFC 9728 §3.3: `resource` must be the URL the document was found from, so the base URL's
+    // own document names the gateway, and a client that looks there finds the authorization
+    // server.
+    gatewayMetadata: () => auth ? json(gatewayResourceMetadata(auth.issuer)) : notConfigured(),
+    /** 204 with open CORS, for browser-based clients (MCP Inspector). */
+    preflight: () => new Response(null, { status: 204, headers: OPEN_CORS }),
+    register,
+    client: async (c) => {
+      if (!auth) return notConfigured();
+      const clientId = parseClientId(c.req.param("clientId"));
+      const client = clientId && !clientId.startsWith("https:")
+        ? await auth.clients.find(clientId)
+        : undefined;
+      if (!client) return json({ error: "not_found", error_description: "no such client" }, 404);
+      return json(publicClientMetadata(client), 200, NO_STORE);
+    },
+    token,
+    authorize: (c) => auth ? auth.loginFlow.authorize(c.req.raw) : notConfigured(),
+    consent: async (c) => {
+      if (!auth) return notConfigured();
+      return await auth.loginFlow.consent(c.req.raw, await browserForm(c.req.raw));
+    },
+    callback: (c) => auth ? auth.loginFlow.callback(c.req.raw) : notConfigured(),
+    logoutPage: (c) => auth ? auth.loginFlow.logoutPage(c.req.raw) : notConfigured(),
+    logout: async (c) => {
+      if (!auth) return notConfigured();
+      return await auth.loginFlow.logout(c.req.raw, await browserForm(c.req.raw));
+    },
+  } satisfies Record<string, Endpoint>;
 }
 
 /** A browser form; an unreadable one becomes an empty form, which every check then refuses. */
