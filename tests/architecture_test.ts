@@ -1,0 +1,145 @@
+/**
+ * The seams of docs/architecture.md, kept: which folder of src/ may import which, time only
+ * from the injected clock, files small enough to read, and every folder named in the docs.
+ * A change that needs to break one of these should change the docs and this table together.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** Folder → the folders (and top-level files of src/) its modules may import. */
+const MAY_IMPORT: Record<string, string[]> = {
+  "app.ts": ["*"],
+  "http": [
+    "config",
+    "core",
+    "credentials",
+    "crypto",
+    "idp",
+    "mcp",
+    "mcp/front",
+    "oauth",
+    "observability",
+    "store",
+    "web",
+  ],
+  "web": ["config", "core", "credentials", "crypto", "idp", "oauth", "observability", "store"],
+  "mcp/front": ["config", "core", "mcp", "observability", "sdk.ts"],
+  "mcp": [
+    "config",
+    "core",
+    "credentials",
+    "crypto",
+    "mcp/backends",
+    "observability",
+    "sdk.ts",
+    "store",
+  ],
+  "mcp/aggregate": [
+    "config",
+    "core",
+    "mcp:leaf",
+    "mcp/backends",
+    "observability",
+    "sdk.ts",
+    "version.ts",
+  ],
+  "mcp/backends": ["config", "core", "mcp:leaf", "net", "observability", "sdk.ts"],
+  "net": ["core", "observability"],
+  "oauth": ["core", "crypto", "store"],
+  "idp": ["config", "core", "crypto"],
+  "credentials": ["config", "core", "crypto", "observability", "store"],
+  "store": ["core", "crypto"],
+  "crypto": ["core"],
+  "config": ["core"],
+  "observability": ["config", "core"],
+  "core": [],
+  "sdk.ts": [],
+  "version.ts": [],
+};
+
+/** The files of src/mcp/ that speak the protocol and know nothing of sessions. */
+const MCP_LEAVES = new Set(["jsonrpc.ts", "protocol_versions.ts", "credential_errors.ts"]);
+
+const MAX_LINES = 400;
+
+interface SourceFile {
+  path: string;
+  text: string;
+}
+
+async function sources(dir = "src"): Promise<SourceFile[]> {
+  const found: SourceFile[] = [];
+  for await (const entry of Deno.readDir(new URL(dir, ROOT))) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...await sources(path));
+    else if (path.endsWith(".ts") && !path.endsWith("_test.ts")) {
+      found.push({ path, text: await Deno.readTextFile(new URL(path, ROOT)) });
+    }
+  }
+  return found;
+}
+
+/** `src/mcp/front/x.ts` → `mcp/front`; `src/mcp/x.ts` → `mcp`; `src/app.ts` → `app.ts`. */
+function folderOf(path: string): string {
+  const parts = path.split("/").slice(1);
+  if (parts.length === 1) return parts[0];
+  if (parts[0] === "mcp" && parts.length > 2) return `mcp/${parts[1]}`;
+  return parts[0];
+}
+
+function resolve(from: string, specifier: string): string {
+  const url = new URL(specifier, new URL(from, "file:///"));
+  return url.pathname.slice(1);
+}
+
+Deno.test("each folder of src/ imports only what docs/architecture.md allows it", async () => {
+  const breaches: string[] = [];
+  for (const file of await sources()) {
+    const from = folderOf(file.path);
+    const allowed = MAY_IMPORT[from];
+    assert.ok(allowed, `${from} (${file.path}) is not in the architecture table`);
+    for (const match of file.text.matchAll(/from "(\.[^"]+)"/g)) {
+      const target = resolve(file.path, match[1]);
+      if (!target.startsWith("src/")) continue;
+      const to = folderOf(target);
+      if (to === from || allowed.includes("*") || allowed.includes(to)) continue;
+      const leaf = to === "mcp" && MCP_LEAVES.has(target.split("/").pop()!);
+      if (leaf && allowed.includes("mcp:leaf")) continue;
+      breaches.push(`${file.path} imports ${target}`);
+    }
+  }
+  assert.deepEqual(breaches, []);
+});
+
+Deno.test("nothing in src/ reads the time or starts a timer except through the Clock", async () => {
+  const breaches: string[] = [];
+  for (const file of await sources()) {
+    if (file.path === "src/core/clock.ts") continue;
+    file.text.split("\n").forEach((line, index) => {
+      if (/Date\.now\(\)|new Date\(\)\.getTime|setInterval\(/.test(line) && !/clock\./.test(line)) {
+        breaches.push(`${file.path}:${index + 1}: ${line.trim()}`);
+      }
+    });
+  }
+  assert.deepEqual(breaches, []);
+});
+
+Deno.test(`no source file in src/ is longer than ${MAX_LINES} lines`, async () => {
+  const long = (await sources())
+    .map((file) => ({ path: file.path, lines: file.text.split("\n").length - 1 }))
+    .filter((file) => file.lines > MAX_LINES)
+    .map((file) => `${file.path}: ${file.lines} lines`);
+  assert.deepEqual(long, []);
+});
+
+Deno.test("docs/architecture.md names every folder of src/", async () => {
+  const doc = await Deno.readTextFile(new URL("docs/architecture.md", ROOT));
+  const folders = new Set(
+    (await sources()).map((file) => file.path.split("/").slice(0, -1).join("/")),
+  );
+  const missing = [...folders].filter((folder) =>
+    folder !== "src" && !doc.includes(`\`${folder}/`)
+  );
+  assert.deepEqual(missing, []);
+});
