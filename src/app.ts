@@ -170,7 +170,7 @@ export async function createGateway(
     authenticators,
     logger,
     authServer: oauth?.server,
-    now: () => clock.now(),
+    clock,
     metrics,
   });
   if (!previous) addReadings(metrics, sessions, caches);

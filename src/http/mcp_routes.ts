@@ -16,7 +16,7 @@ import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
-import type { GatewayEnv } from "./middleware.ts";
+import type { GatewayEnv } from "./finish.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
 import { RateLimits } from "./rate_limit.ts";
 import type { FastHandler } from "./route_table.ts";

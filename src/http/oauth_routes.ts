@@ -4,6 +4,7 @@
  * token and logout, and the per-address limits on them. Handlers parse HTTP and delegate to
  * `oauth/` and `web/`.
  */
+import { GatehouseError } from "../core/errors.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { errorPage } from "../web/pages.ts";
@@ -24,7 +25,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { CredentialFlow } from "../web/credential_flow.ts";
 import type { LoginFlow } from "../web/login_flow.ts";
 import { BodyTooLargeError, readBodyLimited } from "../mcp/front/http_util.ts";
-import type { GatewayEnv } from "./middleware.ts";
+import type { GatewayEnv } from "./finish.ts";
 
 export interface AuthServer {
   issuer: string;
@@ -131,9 +132,9 @@ function limitTokenFailures(limits: RateLimits): MiddlewareHandler<GatewayEnv> {
 }
 
 /** Thrown by the token endpoint's `Admit` when a proven client is over `tokenPerClient`. */
-class ClientLimited extends Error {
+class ClientLimited extends GatehouseError<"client_rate_limited"> {
   constructor(readonly wait: number) {
-    super(`token requests over rateLimits.tokenPerClient; wait ${wait} s`);
+    super("client_rate_limited", `token requests over rateLimits.tokenPerClient; wait ${wait} s`);
   }
 }
 

@@ -4,6 +4,7 @@
  * on its own. Idle buckets are forgotten, so hostile keys cannot grow the table without bound.
  */
 import type { RateLimitConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Rate } from "../core/units.ts";
 
 interface Bucket {
@@ -17,11 +18,11 @@ const MAX_KEYS = 100_000;
 export class RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
 
-  constructor(readonly rate: Rate, private readonly now: () => number) {}
+  constructor(readonly rate: Rate, private readonly clock: Clock) {}
 
   /** Takes one request for `key`: 0 when allowed, else the seconds until one is. */
   take(key: string): number {
-    const now = this.now();
+    const now = this.clock.now();
     const bucket = this.#buckets.get(key);
     const tokens = this.#tokens(bucket, now);
     if (tokens < 1) {
@@ -40,7 +41,7 @@ export class RateLimiter {
 
   /** Like `take`, but only looks: 0 when a request for `key` would be allowed. */
   wait(key: string): number {
-    const tokens = this.#tokens(this.#buckets.get(key), this.now());
+    const tokens = this.#tokens(this.#buckets.get(key), this.clock.now());
     return tokens < 1 ? this.#secondsUntilOne(tokens) : 0;
   }
 
@@ -76,11 +77,11 @@ export class RateLimits {
 
   constructor(
     config: RateLimitConfig,
-    now: () => number,
+    clock: Clock,
     private readonly onLimited: (kind: keyof RateLimitConfig) => void = () => {},
   ) {
     for (const [kind, rate] of Object.entries(config) as [keyof RateLimitConfig, Rate][]) {
-      this.#limiters.set(kind, new RateLimiter(rate, now));
+      this.#limiters.set(kind, new RateLimiter(rate, clock));
     }
   }
 

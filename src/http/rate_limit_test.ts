@@ -1,32 +1,39 @@
 import assert from "node:assert/strict";
 import { RateLimiter } from "./rate_limit.ts";
+import { testClock } from "../../tests/fixtures/clock.ts";
+
+function frozenClock() {
+  const clock = testClock();
+  clock.freeze();
+  return clock;
+}
 
 Deno.test("RateLimiter.take() allows a burst of `count`, then refills evenly", () => {
-  let now = 0;
-  const limiter = new RateLimiter({ count: 3, perMs: 60_000 }, () => now);
+  const clock = frozenClock();
+  const limiter = new RateLimiter({ count: 3, perMs: 60_000 }, clock);
   assert.deepEqual([1, 2, 3].map(() => limiter.take("alice")), [0, 0, 0]);
   assert.equal(limiter.take("alice"), 20);
   assert.equal(limiter.take("bob"), 0, "each key has its own bucket");
-  now += 19_000;
+  clock.advance(19_000);
   assert.equal(limiter.take("alice"), 1);
-  now += 1_000;
+  clock.advance(1_000);
   assert.equal(limiter.take("alice"), 0);
   assert.equal(limiter.take("alice"), 20);
 });
 
 Deno.test("RateLimiter forgets refilled buckets rather than growing without bound", () => {
-  let now = 0;
-  const limiter = new RateLimiter({ count: 1, perMs: 1_000 }, () => now);
+  const clock = frozenClock();
+  const limiter = new RateLimiter({ count: 1, perMs: 1_000 }, clock);
   for (let i = 0; i < 100_000; i++) limiter.take(`address-${i}`);
   assert.equal(limiter.size, 100_000);
-  now += 2_000;
+  clock.advance(2_000);
   limiter.take("one more");
   assert.equal(limiter.size, 1);
 });
 
 Deno.test("RateLimiter.wait() tells how long until a request may go, without taking one", () => {
-  let now = 0;
-  const limiter = new RateLimiter({ count: 2, perMs: 60_000 }, () => now);
+  const clock = frozenClock();
+  const limiter = new RateLimiter({ count: 2, perMs: 60_000 }, clock);
   assert.equal(limiter.wait("mallory"), 0);
   assert.equal(limiter.size, 0, "looking creates no bucket");
   limiter.take("mallory");
@@ -34,6 +41,6 @@ Deno.test("RateLimiter.wait() tells how long until a request may go, without tak
   assert.equal(limiter.wait("mallory"), 0, "looking again still takes nothing");
   limiter.take("mallory");
   assert.equal(limiter.wait("mallory"), 30);
-  now += 30_000;
+  clock.advance(30_000);
   assert.equal(limiter.wait("mallory"), 0);
 });

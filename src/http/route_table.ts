@@ -3,7 +3,7 @@
  * every row, and the fast lane for the one row that has one.
  */
 import type { Handler, Hono, MiddlewareHandler, NotFoundHandler } from "hono";
-import type { GatewayEnv } from "./middleware.ts";
+import type { GatewayEnv } from "./finish.ts";
 
 export type Method = "GET" | "POST" | "DELETE" | "OPTIONS" | "ALL";
 export type Bindings = GatewayEnv["Bindings"];

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import type { ResolvedConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
 import { timingSafeEqualText } from "../crypto/compare.ts";
 import { httpError } from "../mcp/front/http_util.ts";
@@ -19,7 +20,7 @@ import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { mcpEndpoints, type McpHandler } from "./mcp_routes.ts";
-import { finished, type GatewayEnv } from "./middleware.ts";
+import { finished, type GatewayEnv } from "./finish.ts";
 import { type AuthServer, oauthEndpoints, oauthLimits } from "./oauth_routes.ts";
 import { RateLimits } from "./rate_limit.ts";
 import {
@@ -44,7 +45,7 @@ export interface RouteDeps {
   logger: Logger;
   /** The authorization server, when `oauth:` is configured. */
   authServer?: AuthServer;
-  now: () => number;
+  clock: Clock;
   metrics: GatewayMetrics;
 }
 
@@ -58,7 +59,7 @@ export function buildRoutes(deps: RouteDeps): Routes {
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, "");
   const limits = new RateLimits(
     config.rateLimits,
-    deps.now,
+    deps.clock,
     (limit) => metrics.rateLimited.inc({ limit }),
   );
   const mcp = mcpEndpoints({ ...deps, limits, basePath, issuer: deps.authServer?.issuer });

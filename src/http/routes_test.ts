@@ -217,7 +217,7 @@ Deno.test("buildRoutes() turns a handler's unexpected error into the 500 JSON, l
       sessions: gw.sessions,
       authenticators: new Map([["fx" as ServerName, failing]]),
       logger: createLogger("debug", (line) => logs.push(line)),
-      now: () => 0,
+      clock: testClock(),
       metrics: new GatewayMetrics(),
     });
     const fetch = (request: Request) => routes.fetch(request, { remoteAddress: "127.0.0.1" });

@@ -5,7 +5,7 @@
 import type { Context } from "hono";
 import { parseServerName } from "../core/ids.ts";
 import { httpError } from "../mcp/front/http_util.ts";
-import type { GatewayEnv } from "./middleware.ts";
+import type { GatewayEnv } from "./finish.ts";
 import { type AuthServer, browserForm } from "./oauth_routes.ts";
 
 type Page = (c: Context<GatewayEnv>) => Response | Promise<Response>;
