@@ -2,37 +2,14 @@
  * The composition root: resolved config + adapters → the gateway's `fetch` and `close`.
  * The only place that constructs concrete implementations.
  */
-import type {
-  BackendServerConfig,
-  OAuthConfig,
-  ResolvedConfig,
-  ServerConfig,
-} from "./config/types.ts";
+import type { BackendServerConfig, ResolvedConfig, ServerConfig } from "./config/types.ts";
 import { connectBackend, type PersonTokens } from "./mcp/backends/connect.ts";
 import { createAggregateBackend } from "./mcp/aggregate/backend.ts";
 import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
-import type { Identity } from "./core/identity.ts";
-import { deriveAesKey, deriveHmacKey } from "./crypto/keys.ts";
-import { createServiceOAuthClient, type ServiceOAuthClient } from "./credentials/service_oauth.ts";
-import { ServiceConnections } from "./credentials/connections.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
-import { CredentialVault } from "./credentials/vault.ts";
-import type { AuthServer } from "./http/oauth_routes.ts";
-import { createIdentityProvider } from "./idp/create.ts";
-import { checkAccess } from "./idp/policy.ts";
-import { guardedFetchJson } from "./net/guarded_fetch.ts";
-import { AccessTokens } from "./oauth/access_tokens.ts";
-import { ClientDirectory } from "./oauth/client_directory.ts";
-import { GrantStore } from "./oauth/grants.ts";
-import { resolveResource, serviceUri } from "./oauth/services.ts";
-import { TokenVerifier } from "./oauth/token_verifier.ts";
 import { Http1Client } from "./net/http1_client.ts";
 import { proxied } from "./net/proxy_env.ts";
 import { VERSION } from "./version.ts";
-import { cookiePolicy } from "./web/cookies.ts";
-import { CredentialFlow } from "./web/credential_flow.ts";
-import { LoginFlow } from "./web/login_flow.ts";
-import { SsoSessions } from "./web/sso.ts";
 import type { ServerName } from "./core/ids.ts";
 import type { Clock } from "./core/clock.ts";
 import { isLoopbackHost } from "./core/loopback.ts";
@@ -41,6 +18,8 @@ import { randomBase64Url, randomHex } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
+import { StatelessLinks } from "./mcp/stateless_links.ts";
+import { createAuthServer } from "./app_auth_server.ts";
 import { sameConfig } from "./config/compare.ts";
 import { type AuditLog, loggerAudit } from "./observability/audit.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
@@ -54,6 +33,8 @@ import { Deadlines } from "./core/deadlines.ts";
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
   sessions: SessionRegistry;
+  /** Backend links of clients without sessions (MCP 2026-07-28), one per person and server. */
+  links: StatelessLinks;
   /** The configuration it runs on. */
   readonly config: ResolvedConfig;
   /** The Prometheus exposition of the gateway's metrics. */
@@ -164,9 +145,11 @@ export async function createGateway(
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
   }
+  const links = previous?.links ?? new StatelessLinks(sessions);
   const app = buildRoutes({
     config,
     sessions,
+    links,
     authenticators,
     logger,
     authServer: oauth?.server,
@@ -176,6 +159,7 @@ export async function createGateway(
   if (!previous) addReadings(metrics, sessions, caches);
   return {
     sessions,
+    links,
     config,
     metrics: () => metrics.registry.render(),
     carried: { metrics, caches, instance, backendClient, deadlines },
@@ -185,111 +169,6 @@ export async function createGateway(
       await sessions.closeAll("the gateway is shutting down");
       backendClient.close();
     },
-  };
-}
-
-/** The authorization server's parts, wired together. */
-async function createAuthServer(
-  config: ResolvedConfig,
-  oauthConfig: OAuthConfig,
-  master: Secret,
-  deps: GatewayDeps,
-): Promise<{ server: AuthServer; verifier: TokenVerifier; credentials: UserCredentials }> {
-  const { store, clock, logger } = deps;
-  const issuer = config.baseUrl;
-  const signingKeys = await Promise.all(
-    [master, ...config.previousSecrets].map((secret) => deriveHmacKey(secret, "jwt-signing")),
-  );
-  const accessTokens = new AccessTokens({
-    issuer,
-    keys: signingKeys,
-    ttlMs: oauthConfig.accessTokenTtlMs,
-    clock,
-  });
-  const grants = new GrantStore(store, clock, {
-    codeMs: oauthConfig.authorizationCodeTtlMs,
-    refreshMs: oauthConfig.refreshTokenTtlMs,
-    accessMs: oauthConfig.accessTokenTtlMs,
-  });
-  const cimd = oauthConfig.clientMetadataDocuments;
-  const clients = new ClientDirectory({
-    store,
-    clock,
-    unusedClientTtlMs: oauthConfig.unusedClientTtlMs,
-    redirectSchemes: oauthConfig.redirectSchemes,
-    fetchMetadataDocument: cimd.enabled ? (url) => guardedFetchJson(url, cimd, clock) : undefined,
-  });
-  const resolve = (resource: string) => {
-    const name = resolveResource(issuer, resource, (n) => config.servers.has(n));
-    return name ? serviceUri(issuer, name) : undefined;
-  };
-  const access = (identity: Identity) => checkAccess(identity, oauthConfig.allow);
-  const cookies = cookiePolicy(issuer);
-  const sso = new SsoSessions({
-    store,
-    clock,
-    ttlMs: oauthConfig.ssoSessionTtlMs,
-    cookies,
-    csrfKey: await deriveHmacKey(master, "csrf"),
-  });
-  const vaultKeys = await Promise.all(
-    [master, ...config.previousSecrets].map((secret) => deriveAesKey(secret, "vault-encryption")),
-  );
-  const oauthClients = new Map<string, ServiceOAuthClient>();
-  for (const server of config.servers.values()) {
-    if (server.userToken?.kind === "oauth") {
-      oauthClients.set(server.name, createServiceOAuthClient(server.userToken, clock));
-    }
-  }
-  const credentials = new UserCredentials({
-    baseUrl: issuer,
-    servers: config.servers,
-    vault: new CredentialVault(store, vaultKeys),
-    clock,
-    logger,
-    oauthClients,
-  });
-  const connections = new ServiceConnections({
-    baseUrl: issuer,
-    store,
-    clock,
-    logger,
-    oauthClients,
-    save: (user, service, credential) => credentials.save(user, service, credential),
-  });
-  const loginFlow = new LoginFlow({
-    issuer,
-    oauth: oauthConfig,
-    store,
-    clock,
-    logger,
-    clients,
-    grants,
-    sso,
-    idp: createIdentityProvider(oauthConfig.idp, clock),
-    cookies,
-    resolveResource: resolve,
-    checkAccess: access,
-    credentialsMissing: (audience, user) =>
-      credentials.missingFor(audience.map((uri) => uri.slice(issuer.length + 1)), user),
-  });
-  return {
-    server: {
-      issuer,
-      clients,
-      loginFlow,
-      credentialFlow: new CredentialFlow({
-        issuer,
-        sso,
-        credentials,
-        connections,
-        loginFlow,
-        logger,
-      }),
-      tokenDeps: { clients, grants, accessTokens, checkAccess: access, resolveResource: resolve },
-    },
-    verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),
-    credentials,
   };
 }
 

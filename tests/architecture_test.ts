@@ -10,6 +10,7 @@ const ROOT = new URL("../", import.meta.url);
 /** Folder → the folders (and top-level files of src/) its modules may import. */
 const MAY_IMPORT: Record<string, string[]> = {
   "app.ts": ["*"],
+  "app_auth_server.ts": ["*"],
   "http": [
     "config",
     "core",
@@ -34,6 +35,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "observability",
     "sdk.ts",
     "store",
+    "version.ts",
   ],
   "mcp/aggregate": [
     "config",
