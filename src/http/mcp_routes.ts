@@ -12,6 +12,7 @@ import type { FrontContext } from "../mcp/front/context.ts";
 import { httpError } from "../mcp/front/http_util.ts";
 import type { Session } from "../mcp/session.ts";
 import type { SessionRegistry } from "../mcp/sessions.ts";
+import type { StatelessLinks } from "../mcp/stateless_links.ts";
 import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
@@ -27,6 +28,7 @@ export type McpHandler = (request: Request, ctx: FrontContext) => Response | Pro
 export interface McpDeps {
   config: ResolvedConfig;
   sessions: SessionRegistry;
+  links: StatelessLinks;
   authenticators: Map<ServerName, ServerAuthenticator>;
   logger: Logger;
   metrics: GatewayMetrics;
@@ -112,6 +114,7 @@ export function mcpEndpoints(deps: McpDeps): McpEndpoints {
       server,
       principal: auth.principal,
       sessions: deps.sessions,
+      links: deps.links,
       maxMessageBytes: config.limits.maxMessageBytes,
       maxStreamBufferBytes: config.limits.maxStreamBufferBytes,
       onSlowReader,

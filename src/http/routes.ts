@@ -16,6 +16,7 @@ import {
   handleStreamablePost,
 } from "../mcp/front/streamable.ts";
 import type { SessionRegistry } from "../mcp/sessions.ts";
+import type { StatelessLinks } from "../mcp/stateless_links.ts";
 import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
@@ -41,6 +42,7 @@ import { credentialPages, needsOAuth } from "./web_routes.ts";
 export interface RouteDeps {
   config: ResolvedConfig;
   sessions: SessionRegistry;
+  links: StatelessLinks;
   authenticators: Map<ServerName, ServerAuthenticator>;
   logger: Logger;
   /** The authorization server, when `oauth:` is configured. */

@@ -215,6 +215,7 @@ Deno.test("buildRoutes() turns a handler's unexpected error into the 500 JSON, l
     const routes = buildRoutes({
       config: gw.config,
       sessions: gw.sessions,
+      links: gw.links,
       authenticators: new Map([["fx" as ServerName, failing]]),
       logger: createLogger("debug", (line) => logs.push(line)),
       clock: testClock(),

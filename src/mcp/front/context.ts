@@ -9,6 +9,7 @@ import type { Logger } from "../../observability/logger.ts";
 import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import type { Session } from "../session.ts";
 import { SessionLimitError, type SessionRegistry } from "../sessions.ts";
+import type { StatelessLinks } from "../stateless_links.ts";
 import { CredentialRequiredError } from "../../core/credential_required.ts";
 import { credentialRpcError, supportsUrlElicitation } from "../credential_errors.ts";
 import { errorResponse } from "../jsonrpc.ts";
@@ -19,6 +20,8 @@ export interface FrontContext {
   server: ServerConfig;
   principal: Principal;
   sessions: SessionRegistry;
+  /** The per-person backend links of clients without sessions (MCP 2026-07-28). */
+  links: StatelessLinks;
   maxMessageBytes: number;
   /** Bytes an SSE stream may hold for a client that reads slowly before it is cut. */
   maxStreamBufferBytes: number;
