@@ -5,7 +5,13 @@
  */
 import type { Secret } from "../core/secret.ts";
 
-export type KeyPurpose = "jwt-signing" | "vault-encryption" | "cookie-mac" | "csrf" | "state";
+export type KeyPurpose =
+  | "jwt-signing"
+  | "vault-encryption"
+  | "cookie-mac"
+  | "csrf"
+  | "state"
+  | "mcp-request-state";
 
 const SALT = new TextEncoder().encode("gatehouse/v1");
 

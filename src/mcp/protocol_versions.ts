@@ -87,6 +87,10 @@ export const ModernErrorCode = {
   missingRequiredClientCapability: -32021,
   /** The `_meta` and header version is one the server does not serve (HTTP 400). */
   unsupportedProtocolVersion: -32022,
+  /** Invalid params: also "resource not found" and a refused `requestState` in 2026. */
+  invalidParams: -32602,
+  /** Retired in 2026 (MUST NOT be emitted): resource not found, now -32602. */
+  legacyResourceNotFound: -32002,
 } as const;
 
 /** The reserved `_meta` keys of 2026-07-28. */
@@ -104,6 +108,26 @@ export const MetaKey = {
   /** Notification on a `subscriptions/listen` stream: the listen request's id. */
   subscriptionId: "io.modelcontextprotocol/subscriptionId",
 } as const;
+
+/** The request `_meta` keys that carry the 2026 envelope (what a 2025 backend never sees). */
+export const REQUEST_META_KEYS: readonly string[] = [
+  MetaKey.protocolVersion,
+  MetaKey.clientCapabilities,
+  MetaKey.clientInfo,
+  MetaKey.logLevel,
+];
+
+/** The server-to-client requests 2026 carries inside `input_required` instead. */
+export const INPUT_METHODS = [
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+] as const;
+export type InputMethod = typeof INPUT_METHODS[number];
+
+export function isInputMethod(method: unknown): method is InputMethod {
+  return (INPUT_METHODS as readonly unknown[]).includes(method);
+}
 
 /** The `_meta` keys every 2026 request must carry. */
 export const REQUIRED_META_KEYS: readonly string[] = [
