@@ -25,7 +25,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "web",
   ],
   "web": ["config", "core", "credentials", "crypto", "idp", "oauth", "observability", "store"],
-  "mcp/front": ["config", "core", "mcp", "observability", "sdk.ts"],
+  "mcp/front": ["config", "core", "mcp", "mcp/translate", "observability", "sdk.ts"],
   "mcp": [
     "config",
     "core",
@@ -47,6 +47,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "version.ts",
   ],
   "mcp/backends": ["config", "core", "mcp:leaf", "net", "observability", "sdk.ts"],
+  "mcp/translate": ["core", "crypto", "mcp:leaf", "sdk.ts"],
   "net": ["core", "observability"],
   "oauth": ["core", "crypto", "store"],
   "idp": ["config", "core", "crypto"],

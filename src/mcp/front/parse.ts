@@ -3,12 +3,21 @@ import { type Classified, classify, RpcErrorCode } from "../jsonrpc.ts";
 import { rpcError } from "./http_util.ts";
 
 export function parseClientMessage(text: string): Classified | Response {
-  let value: unknown;
+  const value = parseJsonBody(text);
+  return value instanceof Response ? value : classifyClientMessage(value);
+}
+
+/** The body as JSON, or the 400 Parse error to answer. */
+export function parseJsonBody(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     return rpcError(400, RpcErrorCode.parseError, "Parse error: the body is not valid JSON");
   }
+}
+
+/** A parsed body as one JSON-RPC message of a session, or the 400 to answer. */
+export function classifyClientMessage(value: unknown): Classified | Response {
   if (Array.isArray(value)) {
     return rpcError(
       400,

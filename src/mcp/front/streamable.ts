@@ -15,7 +15,13 @@ import {
   readBodyLimited,
   rpcError,
 } from "./http_util.ts";
-import { initializeParamsProblem, parseClientMessage } from "./parse.ts";
+import { classifyClientMessage, initializeParamsProblem, parseJsonBody } from "./parse.ts";
+import { classifyRequest } from "./revision.ts";
+import {
+  handleStatelessNotification,
+  handleStatelessRequest,
+  refusalResponse,
+} from "./stateless_lane.ts";
 import { expectsPrimingEvent } from "../protocol_versions.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import type { StreamableChannel } from "./streamable_channel.ts";
@@ -57,7 +63,16 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
     }
     return rpcError(400, RpcErrorCode.parseError, "Parse error: the body is not valid UTF-8");
   }
-  const parsed = parseClientMessage(text);
+  const body = parseJsonBody(text);
+  if (body instanceof Response) return body;
+  const lane = classifyRequest({ method: "POST", headers: request.headers, body });
+  if (lane.lane === "refused") return refusalResponse(lane);
+  if (lane.lane === "stateless") {
+    return lane.kind === "request"
+      ? await handleStatelessRequest(lane, ctx)
+      : handleStatelessNotification(lane);
+  }
+  const parsed = classifyClientMessage(body);
   if (parsed instanceof Response) return parsed;
 
   if (parsed.kind === "request" && parsed.message.method === "initialize") {

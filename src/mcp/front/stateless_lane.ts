@@ -1,0 +1,108 @@
+/**
+ * The stateless lane of the Streamable HTTP front (MCP 2026-07-28): a request that carries its
+ * own `_meta` and no session. It is served through the person's link to the server
+ * (stateless_links.ts), translated for the 2025-11-25 session the link holds, and its answer
+ * translated back (mcp/translate/). No `Mcp-Session-Id` is read or handed out.
+ *
+ * Not yet translated, and answered as the revision says for a method a server lacks (404,
+ * -32601): `subscriptions/listen`; discover therefore advertises no list-change or resource
+ * subscription. A backend's own requests (elicitation, sampling, roots) are not relayed yet:
+ * the link declares no such capability, and refuses any that come.
+ */
+import { CredentialRequiredError } from "../../core/credential_required.ts";
+import { errorBody, RpcErrorCode, type RpcResponse } from "../jsonrpc.ts";
+import { SessionLimitError } from "../sessions.ts";
+import type { StatelessLink } from "../stateless_links.ts";
+import { discoverFromInitialize } from "../translate/discover.ts";
+import { messageFor2025Backend } from "../translate/request_meta.ts";
+import { responseFor2026 } from "../translate/results.ts";
+import type { Json } from "../translate/json_shape.ts";
+import type { FrontContext } from "./context.ts";
+import { httpError, jsonResponse } from "./http_util.ts";
+import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
+
+/** Capabilities whose notifications need `subscriptions/listen`, which is not translated yet. */
+const LISTEN_ONLY = ["listChanged", "subscribe"];
+
+export async function handleStatelessRequest(
+  choice: StatelessRequest,
+  ctx: FrontContext,
+): Promise<Response> {
+  const { message } = choice;
+  if (message.method === "subscriptions/listen") {
+    return answer(
+      errorBody(
+        message.id,
+        RpcErrorCode.methodNotFound,
+        "subscriptions/listen is not served by this gateway yet",
+      ),
+      404,
+    );
+  }
+  let link: StatelessLink;
+  try {
+    link = await ctx.links.linkFor(ctx.server, ctx.principal);
+  } catch (error) {
+    return linkRefusal(error, choice, ctx);
+  }
+  if (message.method === "server/discover") {
+    const result = discoverFromInitialize(link.initializeResult);
+    result.capabilities = withoutListen(result.capabilities as Json);
+    return answer({ jsonrpc: "2.0", id: message.id, result });
+  }
+  const response = await link.call(messageFor2025Backend(message));
+  const serverInfo = link.initializeResult.serverInfo as Json | undefined;
+  // A method the server lacks is 404 in this revision, whoever found out.
+  const status = response.error?.code === RpcErrorCode.methodNotFound ? 404 : 200;
+  return answer(responseFor2026(message.method, response, serverInfo), status);
+}
+
+/** A 2026 notification: `notifications/cancelled` is the only one a client sends, and a
+ * request of this lane is cancelled by closing its response instead; nothing to forward. */
+export function handleStatelessNotification(_choice: StatelessNotification): Response {
+  return new Response(null, { status: 202 });
+}
+
+/** A request the revision check refused: its status, and the JSON-RPC error with its id. */
+export function refusalResponse(refusal: Refusal): Response {
+  return answer(errorBody(refusal.id, refusal.code, refusal.message, refusal.data), refusal.status);
+}
+
+function answer(body: RpcResponse | ReturnType<typeof errorBody>, status = 200): Response {
+  return jsonResponse(body, status);
+}
+
+/** Why no link could be had, as the client must hear it. */
+function linkRefusal(error: unknown, choice: StatelessRequest, ctx: FrontContext): Response {
+  const id = choice.message.id;
+  if (error instanceof SessionLimitError) {
+    return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
+  }
+  if (error instanceof CredentialRequiredError) {
+    return answer(errorBody(id, RpcErrorCode.backendError, error.message, { url: error.pageUrl }));
+  }
+  ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
+  return answer(
+    errorBody(
+      id,
+      RpcErrorCode.backendError,
+      `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`,
+    ),
+    502,
+  );
+}
+
+function withoutListen(capabilities: Json): Json {
+  const out: Json = {};
+  for (const [name, value] of Object.entries(capabilities ?? {})) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      out[name] = value;
+      continue;
+    }
+    const kept = Object.fromEntries(
+      Object.entries(value).filter(([key]) => !LISTEN_ONLY.includes(key)),
+    );
+    out[name] = kept;
+  }
+  return out;
+}
