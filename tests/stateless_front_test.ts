@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { FIXTURE_STDIO, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { connectV2Client, PINNED_VERSION } from "./fixtures/v2_client.ts";
 
 const CONFIG = `
 limits: { requestTimeout: 20s, sessionsPerUser: 2 }
@@ -171,6 +172,34 @@ Deno.test("a 2026 request the gateway cannot serve is refused as the revision sa
     delete (noAuth.headers as Record<string, string>).authorization;
     const unauthorized = await post(`${gw.url}/fx/mcp`, noAuth.body, noAuth.headers);
     assert.equal(unauthorized.status, 401);
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("the v2 SDK client, pinned to 2026-07-28 or negotiating, works through the gateway to a 2025 backend", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    for (const negotiation of ["pinned", "auto"] as const) {
+      const v2 = await connectV2Client(`${gw.url}/fx/mcp`, {
+        negotiation,
+        token: "alice-token-0123456789abcdef",
+      });
+      try {
+        assert.equal(v2.client.getNegotiatedProtocolVersion(), PINNED_VERSION, negotiation);
+        const { tools } = await v2.client.listTools();
+        assert.ok(tools.some((tool) => tool.name === "test_simple_text"), negotiation);
+        const called = await v2.client.callTool({ name: "test_simple_text", arguments: {} });
+        assert.deepEqual(called.content, [
+          { type: "text", text: "This is a simple text response for testing." },
+        ]);
+      } finally {
+        await v2.close();
+      }
+    }
+    // The person's one link served both clients.
+    const started = gw.logs.filter((line) => line.includes('"backend process started"'));
+    assert.equal(started.length, 1, started.join("\n"));
   } finally {
     await gw.close();
   }
