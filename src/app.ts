@@ -19,6 +19,7 @@ import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts"
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
 import { StatelessLinks } from "./mcp/stateless_links.ts";
+import { deriveAesKey } from "./crypto/keys.ts";
 import { createAuthServer } from "./app_auth_server.ts";
 import { sameConfig } from "./config/compare.ts";
 import { type AuditLog, loggerAudit } from "./observability/audit.ts";
@@ -145,7 +146,16 @@ export async function createGateway(
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
   }
-  const links = previous?.links ?? new StatelessLinks(sessions);
+  const links = previous?.links ?? new StatelessLinks(
+    sessions,
+    clock,
+    await Promise.all(
+      [master, ...config.previousSecrets].map((secret) =>
+        deriveAesKey(secret, "mcp-request-state")
+      ),
+    ),
+    config.limits.requestTimeoutMs,
+  );
   const app = buildRoutes({
     config,
     sessions,

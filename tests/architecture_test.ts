@@ -32,6 +32,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "credentials",
     "crypto",
     "mcp/backends",
+    "mcp/translate",
     "observability",
     "sdk.ts",
     "store",

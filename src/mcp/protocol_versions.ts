@@ -117,6 +117,17 @@ export const REQUEST_META_KEYS: readonly string[] = [
   MetaKey.logLevel,
 ];
 
+/** The requests a 2026 server may answer with `input_required` (and no others). */
+const INPUT_TAKING_METHODS: ReadonlySet<string> = new Set([
+  "tools/call",
+  "prompts/get",
+  "resources/read",
+]);
+
+export function takesInput(method: string): boolean {
+  return INPUT_TAKING_METHODS.has(method);
+}
+
 /** The server-to-client requests 2026 carries inside `input_required` instead. */
 export const INPUT_METHODS = [
   "elicitation/create",

@@ -9,6 +9,7 @@
  * own on it, so two clients that both number their requests from 1 never collide.
  */
 import type { ServerConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
 import { VERSION } from "../version.ts";
@@ -20,55 +21,147 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from "./jsonrpc.ts";
-import { LATEST_SESSION_PROTOCOL_VERSION } from "./protocol_versions.ts";
+import { LATEST_SESSION_PROTOCOL_VERSION, takesInput } from "./protocol_versions.ts";
 import type { ClientChannel, Session } from "./session.ts";
 import type { SessionRegistry } from "./sessions.ts";
+import { WaitingInputs } from "./stateless_inputs.ts";
 
 /** What the backend told the gateway's own `initialize`. */
 export type InitializeResult = Record<string, unknown>;
 
-/** The session side of a link: answers routed back to the waiting call by the link's own ids. */
+/** How long a call's first request for input waits for more before the client is asked. */
+const INPUT_BATCH_MS = 20;
+
+/** What a call on a link comes to next: its answer, or requests for input from its client. */
+export type CallStep =
+  | { kind: "response"; response: RpcResponse }
+  | { kind: "input"; requests: RpcRequest[] };
+
+/**
+ * One request on a link, from the gateway's send to the backend's answer. Requests the backend
+ * makes of the client while it is the only call on the link that may take input (tools/call,
+ * prompts/get, resources/read) are its own; `next()` hands them out in batches.
+ */
+export class LinkCall {
+  #response?: RpcResponse;
+  #inbox: RpcRequest[] = [];
+  #wake?: () => void;
+  /** Gathering requests for input: only the answer ends the moment early. */
+  #batching = false;
+
+  constructor(
+    readonly id: RequestId,
+    readonly takesInput: boolean,
+    private readonly toBackend: (message: JSONRPCMessage) => Promise<void>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The backend answered (or the link ended). */
+  settle(response: RpcResponse): void {
+    this.#response = response;
+    this.#wake?.();
+  }
+
+  /** The backend asked the client something while this call was waiting. */
+  ask(request: RpcRequest): void {
+    this.#inbox.push(request);
+    if (!this.#batching) this.#wake?.();
+  }
+
+  get settled(): boolean {
+    return this.#response !== undefined;
+  }
+
+  /** The answer, or the requests for input that came first (gathered for a moment). */
+  async next(): Promise<CallStep> {
+    for (;;) {
+      if (this.#response) return { kind: "response", response: this.#response };
+      if (this.#inbox.length > 0) {
+        this.#batching = true;
+        await this.#until(INPUT_BATCH_MS);
+        this.#batching = false;
+        if (this.#response) return { kind: "response", response: this.#response };
+        return { kind: "input", requests: this.#inbox.splice(0) };
+      }
+      await this.#until();
+    }
+  }
+
+  /** Sends the client's answers (or the gateway's refusals) to the backend's requests. */
+  async answer(responses: readonly RpcResponse[]): Promise<void> {
+    for (const response of responses) await this.toBackend(response as JSONRPCMessage);
+  }
+
+  /** Tells the backend the call is abandoned (its client stopped asking). */
+  async cancel(reason: string): Promise<void> {
+    if (this.settled) return;
+    await this.toBackend({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: this.id, reason },
+    });
+  }
+
+  #until(ms?: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = ms === undefined ? undefined : this.clock.setTimeout(done, ms);
+      const wake = () => done();
+      this.#wake = wake;
+      function done() {
+        timer?.clear();
+        resolve();
+      }
+    });
+  }
+}
+
+/** The session side of a link: answers and the backend's own requests routed to their call. */
 class LinkChannel implements ClientChannel {
-  readonly #waiting = new Map<RequestId, (response: RpcResponse) => void>();
+  readonly #calls = new Map<RequestId, LinkCall>();
   #endedWith?: string;
 
   constructor(private readonly answerBackend: (message: JSONRPCMessage) => void) {}
 
-  expect(id: RequestId): Promise<RpcResponse> {
-    if (this.#endedWith !== undefined) return Promise.resolve(ended(id, this.#endedWith));
-    return new Promise((resolve) => this.#waiting.set(id, resolve));
+  track(call: LinkCall): void {
+    if (this.#endedWith !== undefined) return call.settle(ended(call.id, this.#endedWith));
+    this.#calls.set(call.id, call);
   }
 
   deliver(message: JSONRPCMessage): void {
     const classified = classify(message);
     if (!classified) return;
     if (classified.kind === "response") {
-      const resolve = this.#waiting.get(classified.message.id);
-      this.#waiting.delete(classified.message.id);
-      resolve?.(classified.message);
+      const call = this.#calls.get(classified.message.id);
+      this.#calls.delete(classified.message.id);
+      call?.settle(classified.message);
     } else if (classified.kind === "request") {
-      this.answerBackend(refuseServerRequest(classified.message));
+      const request = classified.message;
+      // Only a call that may take input, and only when it is the one such call: a request
+      // the gateway cannot attribute with certainty is refused rather than guessed.
+      const takers = [...this.#calls.values()].filter((call) => call.takesInput);
+      if (request.method !== "ping" && takers.length === 1) return takers[0].ask(request);
+      this.answerBackend(refuseServerRequest(request, takers.length));
     }
     // Notifications (progress, logs, list changes) have no stateless client to go to yet.
   }
 
   ended(reason: string): void {
     this.#endedWith = reason;
-    for (const [id, resolve] of this.#waiting) resolve(ended(id, reason));
-    this.#waiting.clear();
+    for (const [id, call] of this.#calls) call.settle(ended(id, reason));
+    this.#calls.clear();
   }
 }
 
-/**
- * The backend's own requests (sampling, elicitation, roots) have no client to reach on a
- * link: the gateway declares no such capability on it, and answers any that come anyway.
- */
-function refuseServerRequest(request: RpcRequest): JSONRPCMessage {
+/** The backend's requests that no waiting call can take: `ping` answered, the rest refused. */
+function refuseServerRequest(request: RpcRequest, takers: number): JSONRPCMessage {
   if (request.method === "ping") return { jsonrpc: "2.0", id: request.id, result: {} };
+  const why = takers === 0
+    ? "no request of its client is waiting for input"
+    : "several requests of its client are waiting, and the gateway cannot tell which one asks";
   return errorResponse(
     request.id,
     RpcErrorCode.methodNotFound,
-    `${request.method} cannot reach a client without a session (MCP 2026-07-28) through Gatehouse`,
+    `${request.method} cannot reach a client without a session (MCP 2026-07-28): ${why}`,
   );
 }
 
@@ -87,6 +180,7 @@ export class StatelessLink {
   constructor(
     private readonly session: Session,
     private readonly channel: LinkChannel,
+    private readonly clock: Clock,
     /** What the backend answered to the gateway's `initialize`. */
     readonly initializeResult: InitializeResult,
   ) {}
@@ -99,16 +193,30 @@ export class StatelessLink {
     this.session.onClose(() => listener());
   }
 
-  /** Sends `request` under an id of the link's own; resolves with the answer under `request.id`. */
-  async call(request: RpcRequest): Promise<RpcResponse> {
+  /** Sends `request` under an id of the link's own; the call says what came of it. */
+  async start(request: RpcRequest): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
-    const answer = this.channel.expect(id);
+    const call = new LinkCall(
+      id,
+      takesInput(request.method),
+      (message) => this.toBackend(message),
+      this.clock,
+    );
+    this.channel.track(call);
     await this.session.fromClient({ ...request, id } as JSONRPCMessage);
-    return { ...await answer, id: request.id };
+    return call;
   }
 
-  /** Sends a notification to the backend as it is. */
-  async notify(message: JSONRPCMessage): Promise<void> {
+  /** Sends `request` and waits for its answer, under `request.id`; for calls taking no input. */
+  async call(request: RpcRequest): Promise<RpcResponse> {
+    const call = await this.start(request);
+    const step = await call.next();
+    const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
+    return { ...response, id: request.id };
+  }
+
+  /** A message for the backend as it is (answers to its requests, notifications). */
+  async toBackend(message: JSONRPCMessage): Promise<void> {
     await this.session.fromClient(message);
   }
 }
@@ -117,7 +225,18 @@ export class StatelessLink {
 export class StatelessLinks {
   readonly #links = new Map<string, Promise<StatelessLink>>();
 
-  constructor(private readonly sessions: SessionRegistry) {}
+  /** Calls waiting for their client's input, by the reference their requestState carries. */
+  readonly waiting: WaitingInputs;
+
+  constructor(
+    private readonly sessions: SessionRegistry,
+    private readonly clock: Clock,
+    /** Keys that seal requestState: the current one first, then earlier ones still accepted. */
+    readonly stateKeys: CryptoKey[],
+    inputTtlMs: number,
+  ) {
+    this.waiting = new WaitingInputs(clock, inputTtlMs);
+  }
 
   /**
    * The person's link to `server`, opening and initializing one if there is none (or the last
@@ -144,24 +263,29 @@ export class StatelessLinks {
     const session = await this.sessions.open(server, principal);
     const channel = new LinkChannel((message) => void session.fromClient(message));
     session.attach(channel);
-    const init = channel.expect("gh-initialize");
+    const toBackend = (message: JSONRPCMessage) => session.fromClient(message);
+    const init = new LinkCall("gh-initialize", false, toBackend, this.clock);
+    channel.track(init);
     await session.fromClient({
       jsonrpc: "2.0",
       id: "gh-initialize",
       method: "initialize",
       params: {
         protocolVersion: LATEST_SESSION_PROTOCOL_VERSION,
-        capabilities: {},
+        // What a 2026 client may be asked through input_required; each request's own
+        // capabilities decide, when the backend asks, whether its client is asked.
+        capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} },
         clientInfo: { name: "gatehouse", version: VERSION },
       },
     } as JSONRPCMessage);
-    const answer = await init;
+    const step = await init.next();
+    const answer = step.kind === "response" ? step.response : ended(init.id, "no answer");
     if (!answer.result || session.initializeFailure !== undefined) {
       const why = session.initializeFailure ?? answer.error?.message ?? "no answer";
       void session.close("the backend refused initialize");
       throw new Error(why);
     }
     await session.fromClient({ jsonrpc: "2.0", method: "notifications/initialized" });
-    return new StatelessLink(session, channel, answer.result);
+    return new StatelessLink(session, channel, this.clock, answer.result);
   }
 }

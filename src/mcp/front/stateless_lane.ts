@@ -6,10 +6,11 @@
  *
  * Not yet translated, and answered as the revision says for a method a server lacks (404,
  * -32601): `subscriptions/listen`; discover therefore advertises no list-change or resource
- * subscription. A backend's own requests (elicitation, sampling, roots) are not relayed yet:
- * the link declares no such capability, and refuses any that come.
+ * subscription. A backend's own requests (elicitation, sampling, roots) during a call that
+ * may take input reach its client as `input_required` (stateless_calls.ts).
  */
 import { CredentialRequiredError } from "../../core/credential_required.ts";
+import { takesInput } from "../protocol_versions.ts";
 import { errorBody, RpcErrorCode, type RpcResponse } from "../jsonrpc.ts";
 import { SessionLimitError } from "../sessions.ts";
 import type { StatelessLink } from "../stateless_links.ts";
@@ -18,6 +19,7 @@ import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { Json } from "../translate/json_shape.ts";
 import type { FrontContext } from "./context.ts";
+import { callTakingInput, credentialInput } from "./stateless_calls.ts";
 import { httpError, jsonResponse } from "./http_util.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
 
@@ -43,12 +45,19 @@ export async function handleStatelessRequest(
   try {
     link = await ctx.links.linkFor(ctx.server, ctx.principal);
   } catch (error) {
-    return linkRefusal(error, choice, ctx);
+    const input = error instanceof CredentialRequiredError && takesInput(message.method)
+      ? credentialInput(error, message, choice.envelope)
+      : undefined;
+    return input ? answer(input.body, input.status) : linkRefusal(error, choice, ctx);
   }
   if (message.method === "server/discover") {
     const result = discoverFromInitialize(link.initializeResult);
     result.capabilities = withoutListen(result.capabilities as Json);
     return answer({ jsonrpc: "2.0", id: message.id, result });
+  }
+  if (takesInput(message.method)) {
+    const served = await callTakingInput(message, choice.envelope, link, ctx);
+    return answer(served.body, served.status);
   }
   const response = await link.call(messageFor2025Backend(message));
   const serverInfo = link.initializeResult.serverInfo as Json | undefined;

@@ -1,0 +1,179 @@
+/**
+ * A 2026 client's call that may need its input (tools/call, prompts/get, resources/read),
+ * served by a 2025 backend: what the backend asks of the client during the call (elicitation,
+ * sampling, roots) comes back as an `input_required` result with a sealed `requestState`; the
+ * client's retry brings `inputResponses`, which answer the waiting backend requests, and the
+ * call goes on from where it stood. Any number of rounds; each state is good for one retry.
+ */
+import { CredentialRequiredError } from "../../core/credential_required.ts";
+import type { RpcRequest, RpcResponse } from "../jsonrpc.ts";
+import type { LinkCall, StatelessLink } from "../stateless_links.ts";
+import type { WaitingInput } from "../stateless_inputs.ts";
+import { answersForBackend } from "../translate/input_answers.ts";
+import {
+  capabilityRefusal,
+  refusalForBackend,
+  splitByCapabilities,
+} from "../translate/input_capabilities.ts";
+import { collectInputRequests, inputRequiredResult } from "../translate/input_requests.ts";
+import type { Json } from "../translate/json_shape.ts";
+import {
+  openRequestState,
+  RequestStateError,
+  requestStateRefusal,
+  sealRequestState,
+} from "../translate/request_state.ts";
+import { messageFor2025Backend } from "../translate/request_meta.ts";
+import { responseFor2026 } from "../translate/results.ts";
+import type { FrontContext } from "./context.ts";
+import type { StatelessEnvelope } from "./revision.ts";
+
+/** The answer to send the client, with its HTTP status. */
+export interface CallAnswer {
+  body: RpcResponse;
+  status: number;
+}
+
+const INVALID_PARAMS = -32602;
+
+/** Runs `message` on the link, or continues the call its `requestState` names. */
+export async function callTakingInput(
+  message: RpcRequest,
+  envelope: StatelessEnvelope,
+  link: StatelessLink,
+  ctx: FrontContext,
+): Promise<CallAnswer> {
+  const params = (message.params ?? {}) as Json;
+  if (params.requestState === undefined) {
+    const call = await link.start(messageFor2025Backend(message));
+    return await drive(call, message, envelope, link, ctx);
+  }
+  const binding = {
+    person: ctx.principal.id,
+    server: ctx.server.name,
+    method: message.method,
+    params,
+  };
+  let ref: string;
+  try {
+    ref = (await openRequestState(
+      ctx.links.stateKeys,
+      ctx.sessions.clock,
+      params.requestState,
+      binding,
+    ))
+      .pending;
+  } catch (error) {
+    if (!(error instanceof RequestStateError)) throw error;
+    return { body: requestStateRefusal(message.id, error), status: 200 };
+  }
+  const waiting = ctx.links.waiting.take(ref);
+  if (!waiting) {
+    return inBand(
+      message,
+      "the request this requestState continues is no longer waiting (it timed out, or the " +
+        "retry reached another gateway replica): send the original request again without " +
+        "requestState and inputResponses",
+    );
+  }
+  const outcome = answersForBackend(waiting.asked, params.inputResponses);
+  if (outcome.kind === "malformed") {
+    // Nothing reached the backend: the same state may be retried with well-formed answers.
+    ctx.links.waiting.hold(waiting, ref);
+    return { body: { jsonrpc: "2.0", id: message.id, error: outcome.error }, status: 200 };
+  }
+  await waiting.call.answer(outcome.responses);
+  if (outcome.kind === "incomplete") {
+    const state = await hold({ call: waiting.call, asked: outcome.missing }, message, ctx);
+    return answer(message, inputRequiredResult(outcome.inputRequests, state));
+  }
+  return await drive(waiting.call, message, envelope, link, ctx);
+}
+
+/**
+ * Waits for the call's next step: its answer goes to the client; requests for input are asked
+ * of the client when this request declared what they need, refused to the backend otherwise.
+ */
+async function drive(
+  call: LinkCall,
+  message: RpcRequest,
+  envelope: StatelessEnvelope,
+  link: StatelessLink,
+  ctx: FrontContext,
+): Promise<CallAnswer> {
+  for (;;) {
+    const step = await call.next();
+    if (step.kind === "response") {
+      const serverInfo = link.initializeResult.serverInfo as Json | undefined;
+      const response = responseFor2026(
+        message.method,
+        { ...step.response, id: message.id },
+        serverInfo,
+      );
+      return { body: response, status: 200 };
+    }
+    const collected = collectInputRequests(step.requests);
+    const split = splitByCapabilities(collected.asked, envelope.clientCapabilities as Json);
+    await call.answer(split.refused.map(refusalForBackend));
+    if (split.allowed.length > 0) {
+      const state = await hold({ call, asked: split.allowed }, message, ctx);
+      const asked = Object.fromEntries(split.allowed.map((entry) => [entry.key, entry.request]));
+      return answer(message, inputRequiredResult(asked, state));
+    }
+    if (split.requiredCapabilities) {
+      // Nothing the client could be asked: it must declare more and send the request again.
+      await call.cancel("the client lacks a capability the backend needs");
+      return { body: capabilityRefusal(message.id, split.requiredCapabilities), status: 400 };
+    }
+  }
+}
+
+async function hold(waiting: WaitingInput, message: RpcRequest, ctx: FrontContext) {
+  const ref = ctx.links.waiting.hold(waiting);
+  return await sealRequestState(
+    ctx.links.stateKeys[0],
+    ctx.sessions.clock,
+    {
+      person: ctx.principal.id,
+      server: ctx.server.name,
+      method: message.method,
+      params: message.params as Json | undefined,
+    },
+    ref,
+    ctx.links.waiting.ttlMs,
+  );
+}
+
+function answer(message: RpcRequest, result: Json): CallAnswer {
+  return { body: { jsonrpc: "2.0", id: message.id, result }, status: 200 };
+}
+
+function inBand(message: RpcRequest, text: string): CallAnswer {
+  return {
+    body: { jsonrpc: "2.0", id: message.id, error: { code: INVALID_PARAMS, message: text } },
+    status: 200,
+  };
+}
+
+/**
+ * A person who has not connected their account at a service that acts as them: for a client
+ * that can open URLs, an `input_required` URL elicitation of the page where they connect it;
+ * the retry (no state: it is a new call) finds the credential in place.
+ */
+export function credentialInput(
+  error: CredentialRequiredError,
+  message: RpcRequest,
+  envelope: StatelessEnvelope,
+): CallAnswer | undefined {
+  const elicitation = envelope.clientCapabilities.elicitation as Json | undefined;
+  if (typeof elicitation?.url !== "object") return undefined;
+  return answer(
+    message,
+    inputRequiredResult({
+      connect: {
+        method: "elicitation/create",
+        params: { mode: "url", url: error.pageUrl, message: error.message },
+      },
+    }),
+  );
+}
