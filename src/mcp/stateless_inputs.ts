@@ -8,10 +8,12 @@
 import type { Clock, Timer } from "../core/clock.ts";
 import { randomHex } from "../crypto/random.ts";
 import type { RpcResponse } from "./jsonrpc.ts";
-import type { LinkCall } from "./stateless_links.ts";
+import type { LinkCall, StatelessLink } from "./stateless_links.ts";
 import type { AskedInput } from "./translate/input_requests.ts";
 
 export interface WaitingInput {
+  /** The link the call runs on (it holds that link's input slot until answered). */
+  link: StatelessLink;
   call: LinkCall;
   /** What the client was asked, and which backend request each key answers. */
   asked: AskedInput[];

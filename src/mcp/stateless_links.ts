@@ -23,7 +23,7 @@ import {
 } from "./jsonrpc.ts";
 import { LATEST_SESSION_PROTOCOL_VERSION, takesInput } from "./protocol_versions.ts";
 import type { ClientChannel, Session } from "./session.ts";
-import type { SessionRegistry } from "./sessions.ts";
+import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
 import { WaitingInputs } from "./stateless_inputs.ts";
 
 /** What the backend told the gateway's own `initialize`. */
@@ -46,6 +46,7 @@ export class LinkCall {
   #response?: RpcResponse;
   #inbox: RpcRequest[] = [];
   #wake?: () => void;
+  readonly #settled = Promise.withResolvers<void>();
   /** Gathering requests for input: only the answer ends the moment early. */
   #batching = false;
 
@@ -59,6 +60,7 @@ export class LinkCall {
   /** The backend answered (or the link ended). */
   settle(response: RpcResponse): void {
     this.#response = response;
+    this.#settled.resolve();
     this.#wake?.();
   }
 
@@ -68,8 +70,9 @@ export class LinkCall {
     if (!this.#batching) this.#wake?.();
   }
 
-  get settled(): boolean {
-    return this.#response !== undefined;
+  /** Resolves once the call has its answer (or its link ended). */
+  get settled(): Promise<void> {
+    return this.#settled.promise;
   }
 
   /** The answer, or the requests for input that came first (gathered for a moment). */
@@ -94,7 +97,7 @@ export class LinkCall {
 
   /** Tells the backend the call is abandoned (its client stopped asking). */
   async cancel(reason: string): Promise<void> {
-    if (this.settled) return;
+    if (this.#response) return;
     await this.toBackend({
       jsonrpc: "2.0",
       method: "notifications/cancelled",
@@ -176,6 +179,8 @@ function ended(id: RequestId, reason: string): RpcResponse {
 /** One person's initialized session with one backend, used for stateless requests. */
 export class StatelessLink {
   #next = 0;
+  /** A call that may take input holds the link's one input slot from its start to its answer. */
+  #inputClaimed = false;
 
   constructor(
     private readonly session: Session,
@@ -193,6 +198,17 @@ export class StatelessLink {
     this.session.onClose(() => listener());
   }
 
+  /**
+   * Takes the link's input slot if it is free. A backend request for input is attributed to
+   * the one call holding it, so a link carries one such call at a time, and a second one goes
+   * to another link of the person's.
+   */
+  claimInput(): boolean {
+    if (this.#inputClaimed || this.closed) return false;
+    this.#inputClaimed = true;
+    return true;
+  }
+
   /** Sends `request` under an id of the link's own; the call says what came of it. */
   async start(request: RpcRequest): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
@@ -202,6 +218,7 @@ export class StatelessLink {
       (message) => this.toBackend(message),
       this.clock,
     );
+    if (call.takesInput) call.settled.then(() => this.#inputClaimed = false);
     this.channel.track(call);
     await this.session.fromClient({ ...request, id } as JSONRPCMessage);
     return call;
@@ -223,7 +240,8 @@ export class StatelessLink {
 
 /** The links of this process, one per (person, server), opened on first use. */
 export class StatelessLinks {
-  readonly #links = new Map<string, Promise<StatelessLink>>();
+  /** The person's links to a server, by `person\nserver`. */
+  readonly #pools = new Map<string, Set<Promise<StatelessLink>>>();
 
   /** Calls waiting for their client's input, by the reference their requestState carries. */
   readonly waiting: WaitingInputs;
@@ -239,24 +257,48 @@ export class StatelessLinks {
   }
 
   /**
-   * The person's link to `server`, opening and initializing one if there is none (or the last
-   * one ended). Throws what `SessionRegistry.open` throws: a session limit, a missing credential.
+   * A link of the person's to `server`: with `forInput`, one whose input slot this call now
+   * holds (see StatelessLink.claimInput). Opens and initializes another link when none fits.
+   * Throws what `SessionRegistry.open` throws: a session limit, a missing credential.
    */
-  async linkFor(server: ServerConfig, principal: Principal): Promise<StatelessLink> {
+  async linkFor(
+    server: ServerConfig,
+    principal: Principal,
+    forInput = false,
+  ): Promise<StatelessLink> {
     const key = `${principal.id}\n${server.name}`;
-    const existing = this.#links.get(key);
-    if (existing) {
-      const link = await existing.catch(() => undefined);
-      if (link && !link.closed) return link;
-      if (this.#links.get(key) === existing) this.#links.delete(key);
+    let pool = this.#pools.get(key);
+    if (!pool) this.#pools.set(key, pool = new Set());
+    for (const entry of [...pool]) {
+      const link = await entry.catch(() => undefined);
+      if (!link || link.closed) {
+        pool.delete(entry);
+        continue;
+      }
+      if (!forInput || link.claimInput()) return link;
     }
     const opening = this.#open(server, principal);
-    this.#links.set(key, opening);
-    opening.then(
-      (link) => link.onClosed(() => this.#links.get(key) === opening && this.#links.delete(key)),
-      () => this.#links.get(key) === opening && this.#links.delete(key),
-    );
-    return await opening;
+    pool.add(opening);
+    const forget = () => {
+      pool.delete(opening);
+      if (pool.size === 0 && this.#pools.get(key) === pool) this.#pools.delete(key);
+    };
+    opening.then((link) => link.onClosed(forget), forget);
+    let link: StatelessLink;
+    try {
+      link = await opening;
+    } catch (error) {
+      if (!forInput || !(error instanceof SessionLimitError)) throw error;
+      // At the person's session limit an input call shares a busy link rather than fail: a
+      // request for input there that cannot be attributed is refused to the backend.
+      for (const entry of [...pool]) {
+        const other = await entry.catch(() => undefined);
+        if (other && !other.closed) return other;
+      }
+      throw error;
+    }
+    if (forInput && !link.claimInput()) return await this.linkFor(server, principal, forInput);
+    return link;
   }
 
   async #open(server: ServerConfig, principal: Principal): Promise<StatelessLink> {

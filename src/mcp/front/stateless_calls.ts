@@ -36,18 +36,24 @@ export interface CallAnswer {
 
 const INVALID_PARAMS = -32602;
 
-/** Runs `message` on the link, or continues the call its `requestState` names. */
-export async function callTakingInput(
+/** Runs a new call on `link` (whose input slot it holds). */
+export async function startTakingInput(
   message: RpcRequest,
   envelope: StatelessEnvelope,
   link: StatelessLink,
   ctx: FrontContext,
 ): Promise<CallAnswer> {
+  const call = await link.start(messageFor2025Backend(message));
+  return await drive(call, message, envelope, link, ctx);
+}
+
+/** Continues the waiting call that the retry's `requestState` names, with its answers. */
+export async function continueWithInput(
+  message: RpcRequest,
+  envelope: StatelessEnvelope,
+  ctx: FrontContext,
+): Promise<CallAnswer> {
   const params = (message.params ?? {}) as Json;
-  if (params.requestState === undefined) {
-    const call = await link.start(messageFor2025Backend(message));
-    return await drive(call, message, envelope, link, ctx);
-  }
   const binding = {
     person: ctx.principal.id,
     server: ctx.server.name,
@@ -84,10 +90,10 @@ export async function callTakingInput(
   }
   await waiting.call.answer(outcome.responses);
   if (outcome.kind === "incomplete") {
-    const state = await hold({ call: waiting.call, asked: outcome.missing }, message, ctx);
+    const state = await hold({ ...waiting, asked: outcome.missing }, message, ctx);
     return answer(message, inputRequiredResult(outcome.inputRequests, state));
   }
-  return await drive(waiting.call, message, envelope, link, ctx);
+  return await drive(waiting.call, message, envelope, waiting.link, ctx);
 }
 
 /**
@@ -116,7 +122,7 @@ async function drive(
     const split = splitByCapabilities(collected.asked, envelope.clientCapabilities as Json);
     await call.answer(split.refused.map(refusalForBackend));
     if (split.allowed.length > 0) {
-      const state = await hold({ call, asked: split.allowed }, message, ctx);
+      const state = await hold({ link, call, asked: split.allowed }, message, ctx);
       const asked = Object.fromEntries(split.allowed.map((entry) => [entry.key, entry.request]));
       return answer(message, inputRequiredResult(asked, state));
     }

@@ -19,7 +19,7 @@ import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { Json } from "../translate/json_shape.ts";
 import type { FrontContext } from "./context.ts";
-import { callTakingInput, credentialInput } from "./stateless_calls.ts";
+import { continueWithInput, credentialInput, startTakingInput } from "./stateless_calls.ts";
 import { httpError, jsonResponse } from "./http_util.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
 
@@ -41,9 +41,16 @@ export async function handleStatelessRequest(
       404,
     );
   }
+  const input = takesInput(message.method);
+  if (
+    input && (message.params as Record<string, unknown> | undefined)?.requestState !== undefined
+  ) {
+    const served = await continueWithInput(message, choice.envelope, ctx);
+    return answer(served.body, served.status);
+  }
   let link: StatelessLink;
   try {
-    link = await ctx.links.linkFor(ctx.server, ctx.principal);
+    link = await ctx.links.linkFor(ctx.server, ctx.principal, input);
   } catch (error) {
     const input = error instanceof CredentialRequiredError && takesInput(message.method)
       ? credentialInput(error, message, choice.envelope)
@@ -55,8 +62,8 @@ export async function handleStatelessRequest(
     result.capabilities = withoutListen(result.capabilities as Json);
     return answer({ jsonrpc: "2.0", id: message.id, result });
   }
-  if (takesInput(message.method)) {
-    const served = await callTakingInput(message, choice.envelope, link, ctx);
+  if (input) {
+    const served = await startTakingInput(message, choice.envelope, link, ctx);
     return answer(served.body, served.status);
   }
   const response = await link.call(messageFor2025Backend(message));
