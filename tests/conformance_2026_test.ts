@@ -10,6 +10,12 @@
  * 2026-07-28, on `auto`, and on `legacy`, over HTTP with a bearer token, and over stdio.
  */
 import assert from "node:assert/strict";
+import {
+  SCORED_2025,
+  SCORED_2026,
+  UNSCORED_PASSING_2025,
+  UNSCORED_PASSING_2026,
+} from "./fixtures/conformance_baselines.ts";
 import { SdkError, SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import {
@@ -32,104 +38,6 @@ import {
 } from "./fixtures/sdk.ts";
 import { connectV2Client, newV2Client, PINNED_VERSION } from "./fixtures/v2_client.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
-
-/**
- * `--requirements 2026-07-28` against `tests/fixtures/modern_server.ts`: all 37 scored
- * scenarios pass, with no warning.
- */
-const SCORED_2026 = [
-  "caching",
-  "completion-complete",
-  "dns-rebinding-protection",
-  "input-required-result-basic-elicitation",
-  "input-required-result-basic-list-roots",
-  "input-required-result-basic-sampling",
-  "input-required-result-capability-check",
-  "input-required-result-ignore-extra-params",
-  "input-required-result-missing-input-response",
-  "input-required-result-multi-round",
-  "input-required-result-multiple-input-requests",
-  "input-required-result-non-tool-request",
-  "input-required-result-request-state",
-  "input-required-result-result-type",
-  "input-required-result-tampered-state",
-  "input-required-result-unsupported-methods",
-  "input-required-result-validate-input",
-  "prompts-get-embedded-resource",
-  "prompts-get-simple",
-  "prompts-get-with-args",
-  "prompts-get-with-image",
-  "prompts-list",
-  "resources-list",
-  "resources-read-binary",
-  "resources-read-text",
-  "resources-templates-read",
-  "sep-2164-resource-not-found",
-  "server-sse-multiple-streams",
-  "server-stateless",
-  "tools-call-audio",
-  "tools-call-embedded-resource",
-  "tools-call-error",
-  "tools-call-image",
-  "tools-call-mixed-content",
-  "tools-call-simple-text",
-  "tools-call-with-progress",
-  "tools-list",
-];
-/**
- * Run but not scored at 2026-07-28, and passing: the three `pending` ones. Not passing, and
- * not scored: the ten `tasks-*` scenarios of the tasks extension (SEP-2663), which SDK 2.4.0's
- * server does not implement (nine fail; `tasks-status-notifications` is skipped by the suite
- * itself, its harness awaiting a rewrite).
- */
-const UNSCORED_PASSING_2026 = [
-  "http-custom-header-server-validation",
-  "http-header-validation",
-  "json-schema-2020-12",
-];
-
-/**
- * `--requirements 2025-11-25` against `tests/fixtures/legacy_everything_server.ts`: all 30
- * scored scenarios pass, with no warning.
- */
-const SCORED_2025 = [
-  "completion-complete",
-  "dns-rebinding-protection",
-  "elicitation-sep1034-defaults",
-  "elicitation-sep1330-enums",
-  "logging-set-level",
-  "ping",
-  "prompts-get-embedded-resource",
-  "prompts-get-simple",
-  "prompts-get-with-args",
-  "prompts-get-with-image",
-  "prompts-list",
-  "resources-list",
-  "resources-read-binary",
-  "resources-read-text",
-  "resources-subscribe",
-  "resources-templates-read",
-  "resources-unsubscribe",
-  "server-initialize",
-  "server-sse-multiple-streams",
-  "tools-call-audio",
-  "tools-call-elicitation",
-  "tools-call-embedded-resource",
-  "tools-call-error",
-  "tools-call-image",
-  "tools-call-mixed-content",
-  "tools-call-sampling",
-  "tools-call-simple-text",
-  "tools-call-with-logging",
-  "tools-call-with-progress",
-  "tools-list",
-];
-/**
- * Unscored at 2025-11-25 and passing. The third unscored one, `server-sse-polling` (pending),
- * makes no check that fails but warns twice: the fixture keeps no event store, so its SSE
- * streams carry no priming event and no `retry` field (resumability is optional).
- */
-const UNSCORED_PASSING_2025 = ["json-schema-2020-12", "server-session-lifecycle"];
 
 async function baseline(
   script: string,

@@ -18,6 +18,7 @@ import {
   errorResponse,
   type RequestId,
   RpcErrorCode,
+  type RpcNotification,
   type RpcRequest,
   type RpcResponse,
 } from "./jsonrpc.ts";
@@ -62,6 +63,13 @@ export class LinkCall {
     this.#response = response;
     this.#settled.resolve();
     this.#wake?.();
+  }
+
+  /** Where the call's progress goes, if its client asked for progress. */
+  onNotification?: (notification: RpcNotification) => void;
+
+  notify(notification: RpcNotification): void {
+    if (notification.method === "notifications/progress") this.onNotification?.(notification);
   }
 
   /** The backend asked the client something while this call was waiting. */
@@ -130,9 +138,16 @@ class LinkChannel implements ClientChannel {
     this.#calls.set(call.id, call);
   }
 
-  deliver(message: JSONRPCMessage): void {
+  deliver(message: JSONRPCMessage, related?: RequestId): void {
     const classified = classify(message);
     if (!classified) return;
+    if (classified.kind === "notification") {
+      // Progress of a call (its token is the call's own id on the link); nothing else has a
+      // stateless client to go to (logs need a logLevel no call asked for, list changes a
+      // listen stream).
+      if (related !== undefined) this.#calls.get(related)?.notify(classified.message);
+      return;
+    }
     if (classified.kind === "response") {
       const call = this.#calls.get(classified.message.id);
       this.#calls.delete(classified.message.id);
@@ -145,7 +160,6 @@ class LinkChannel implements ClientChannel {
       if (request.method !== "ping" && takers.length === 1) return takers[0].ask(request);
       this.answerBackend(refuseServerRequest(request, takers.length));
     }
-    // Notifications (progress, logs, list changes) have no stateless client to go to yet.
   }
 
   ended(reason: string): void {
@@ -166,6 +180,12 @@ function refuseServerRequest(request: RpcRequest, takers: number): JSONRPCMessag
     RpcErrorCode.methodNotFound,
     `${request.method} cannot reach a client without a session (MCP 2026-07-28): ${why}`,
   );
+}
+
+function progressTokenOf(request: RpcRequest): string | number | undefined {
+  const meta = request.params?._meta as Record<string, unknown> | undefined;
+  const token = meta?.progressToken;
+  return typeof token === "string" || typeof token === "number" ? token : undefined;
 }
 
 function ended(id: RequestId, reason: string): RpcResponse {
@@ -210,7 +230,10 @@ export class StatelessLink {
   }
 
   /** Sends `request` under an id of the link's own; the call says what came of it. */
-  async start(request: RpcRequest): Promise<LinkCall> {
+  async start(
+    request: RpcRequest,
+    onProgress?: (notification: RpcNotification) => void,
+  ): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
     const call = new LinkCall(
       id,
@@ -219,8 +242,21 @@ export class StatelessLink {
       this.clock,
     );
     if (call.takesInput) call.settled.then(() => this.#inputClaimed = false);
+    const sent = { ...request, id };
+    const token = progressTokenOf(request);
+    if (token !== undefined && onProgress) {
+      // Clients number their progress tokens as they like; on a shared link the call's own id
+      // stands in for the token, and the client's is put back on the way out.
+      const params = request.params ?? {};
+      sent.params = { ...params, _meta: { ...params._meta as object, progressToken: id } };
+      call.onNotification = (notification) =>
+        onProgress({
+          ...notification,
+          params: { ...notification.params, progressToken: token },
+        });
+    }
     this.channel.track(call);
-    await this.session.fromClient({ ...request, id } as JSONRPCMessage);
+    await this.session.fromClient(sent as JSONRPCMessage);
     return call;
   }
 

@@ -6,7 +6,7 @@
  * call goes on from where it stood. Any number of rounds; each state is good for one retry.
  */
 import { CredentialRequiredError } from "../../core/credential_required.ts";
-import type { RpcRequest, RpcResponse } from "../jsonrpc.ts";
+import type { RpcNotification, RpcRequest, RpcResponse } from "../jsonrpc.ts";
 import type { LinkCall, StatelessLink } from "../stateless_links.ts";
 import type { WaitingInput } from "../stateless_inputs.ts";
 import { answersForBackend } from "../translate/input_answers.ts";
@@ -42,8 +42,9 @@ export async function startTakingInput(
   envelope: StatelessEnvelope,
   link: StatelessLink,
   ctx: FrontContext,
+  onProgress?: (notification: RpcNotification) => void,
 ): Promise<CallAnswer> {
-  const call = await link.start(messageFor2025Backend(message));
+  const call = await link.start(messageFor2025Backend(message), onProgress);
   return await drive(call, message, envelope, link, ctx);
 }
 

@@ -21,6 +21,7 @@ import type { Json } from "../translate/json_shape.ts";
 import type { FrontContext } from "./context.ts";
 import { continueWithInput, credentialInput, startTakingInput } from "./stateless_calls.ts";
 import { httpError, jsonResponse } from "./http_util.ts";
+import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
 
 /** Capabilities whose notifications need `subscriptions/listen`, which is not translated yet. */
@@ -63,8 +64,22 @@ export async function handleStatelessRequest(
     return answer({ jsonrpc: "2.0", id: message.id, result });
   }
   if (input) {
-    const served = await startTakingInput(message, choice.envelope, link, ctx);
-    return answer(served.body, served.status);
+    if (!wantsProgress(message)) {
+      const served = await startTakingInput(message, choice.envelope, link, ctx);
+      return answer(served.body, served.status);
+    }
+    // Progress goes on the request's own SSE stream, then the answer ends it.
+    const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
+    const send = (message: unknown) =>
+      writer.write({ event: "message", data: JSON.stringify(message) });
+    void startTakingInput(message, choice.envelope, link, ctx, send)
+      .then((served) => send(served.body))
+      .catch((error) => {
+        ctx.logger.warn("stateless call failed", { server: ctx.server.name, error });
+        send(errorBody(message.id, RpcErrorCode.backendError, "the gateway failed this call"));
+      })
+      .finally(() => writer.close());
+    return new Response(writer.body, { headers: SSE_HEADERS });
   }
   const response = await link.call(messageFor2025Backend(message));
   const serverInfo = link.initializeResult.serverInfo as Json | undefined;
@@ -77,6 +92,11 @@ export async function handleStatelessRequest(
  * request of this lane is cancelled by closing its response instead; nothing to forward. */
 export function handleStatelessNotification(_choice: StatelessNotification): Response {
   return new Response(null, { status: 202 });
+}
+
+function wantsProgress(message: { params?: Record<string, unknown> }): boolean {
+  const meta = message.params?._meta as Record<string, unknown> | undefined;
+  return meta?.progressToken !== undefined;
 }
 
 /** A request the revision check refused: its status, and the JSON-RPC error with its id. */
