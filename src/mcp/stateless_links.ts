@@ -13,188 +13,17 @@ import type { Clock } from "../core/clock.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
 import { VERSION } from "../version.ts";
-import {
-  classify,
-  errorResponse,
-  type RequestId,
-  RpcErrorCode,
-  type RpcNotification,
-  type RpcRequest,
-  type RpcResponse,
-} from "./jsonrpc.ts";
+import { type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
 import { LATEST_SESSION_PROTOCOL_VERSION, takesInput } from "./protocol_versions.ts";
-import type { ClientChannel, Session } from "./session.ts";
+import type { Session } from "./session.ts";
 import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
 import { WaitingInputs } from "./stateless_inputs.ts";
+import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
+
+export { type CallStep, LinkCall } from "./link_calls.ts";
 
 /** What the backend told the gateway's own `initialize`. */
 export type InitializeResult = Record<string, unknown>;
-
-/** How long a call's first request for input waits for more before the client is asked. */
-const INPUT_BATCH_MS = 20;
-
-/** What a call on a link comes to next: its answer, or requests for input from its client. */
-export type CallStep =
-  | { kind: "response"; response: RpcResponse }
-  | { kind: "input"; requests: RpcRequest[] };
-
-/**
- * One request on a link, from the gateway's send to the backend's answer. Requests the backend
- * makes of the client while it is the only call on the link that may take input (tools/call,
- * prompts/get, resources/read) are its own; `next()` hands them out in batches.
- */
-export class LinkCall {
-  #response?: RpcResponse;
-  #inbox: RpcRequest[] = [];
-  #wake?: () => void;
-  readonly #settled = Promise.withResolvers<void>();
-  /** Gathering requests for input: only the answer ends the moment early. */
-  #batching = false;
-
-  constructor(
-    readonly id: RequestId,
-    readonly takesInput: boolean,
-    private readonly toBackend: (message: JSONRPCMessage) => Promise<void>,
-    private readonly clock: Clock,
-  ) {}
-
-  /** The backend answered (or the link ended). */
-  settle(response: RpcResponse): void {
-    this.#response = response;
-    this.#settled.resolve();
-    this.#wake?.();
-  }
-
-  /** Where the call's progress goes, if its client asked for progress. */
-  onNotification?: (notification: RpcNotification) => void;
-
-  notify(notification: RpcNotification): void {
-    if (notification.method === "notifications/progress") this.onNotification?.(notification);
-  }
-
-  /** The backend asked the client something while this call was waiting. */
-  ask(request: RpcRequest): void {
-    this.#inbox.push(request);
-    if (!this.#batching) this.#wake?.();
-  }
-
-  /** Resolves once the call has its answer (or its link ended). */
-  get settled(): Promise<void> {
-    return this.#settled.promise;
-  }
-
-  /** The answer, or the requests for input that came first (gathered for a moment). */
-  async next(): Promise<CallStep> {
-    for (;;) {
-      if (this.#response) return { kind: "response", response: this.#response };
-      if (this.#inbox.length > 0) {
-        this.#batching = true;
-        await this.#until(INPUT_BATCH_MS);
-        this.#batching = false;
-        if (this.#response) return { kind: "response", response: this.#response };
-        return { kind: "input", requests: this.#inbox.splice(0) };
-      }
-      await this.#until();
-    }
-  }
-
-  /** Sends the client's answers (or the gateway's refusals) to the backend's requests. */
-  async answer(responses: readonly RpcResponse[]): Promise<void> {
-    for (const response of responses) await this.toBackend(response as JSONRPCMessage);
-  }
-
-  /** Tells the backend the call is abandoned (its client stopped asking). */
-  async cancel(reason: string): Promise<void> {
-    if (this.#response) return;
-    await this.toBackend({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: this.id, reason },
-    });
-  }
-
-  #until(ms?: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = ms === undefined ? undefined : this.clock.setTimeout(done, ms);
-      const wake = () => done();
-      this.#wake = wake;
-      function done() {
-        timer?.clear();
-        resolve();
-      }
-    });
-  }
-}
-
-/** The session side of a link: answers and the backend's own requests routed to their call. */
-class LinkChannel implements ClientChannel {
-  readonly #calls = new Map<RequestId, LinkCall>();
-  #endedWith?: string;
-
-  constructor(private readonly answerBackend: (message: JSONRPCMessage) => void) {}
-
-  track(call: LinkCall): void {
-    if (this.#endedWith !== undefined) return call.settle(ended(call.id, this.#endedWith));
-    this.#calls.set(call.id, call);
-  }
-
-  deliver(message: JSONRPCMessage, related?: RequestId): void {
-    const classified = classify(message);
-    if (!classified) return;
-    if (classified.kind === "notification") {
-      // Progress of a call (its token is the call's own id on the link); nothing else has a
-      // stateless client to go to (logs need a logLevel no call asked for, list changes a
-      // listen stream).
-      if (related !== undefined) this.#calls.get(related)?.notify(classified.message);
-      return;
-    }
-    if (classified.kind === "response") {
-      const call = this.#calls.get(classified.message.id);
-      this.#calls.delete(classified.message.id);
-      call?.settle(classified.message);
-    } else if (classified.kind === "request") {
-      const request = classified.message;
-      // Only a call that may take input, and only when it is the one such call: a request
-      // the gateway cannot attribute with certainty is refused rather than guessed.
-      const takers = [...this.#calls.values()].filter((call) => call.takesInput);
-      if (request.method !== "ping" && takers.length === 1) return takers[0].ask(request);
-      this.answerBackend(refuseServerRequest(request, takers.length));
-    }
-  }
-
-  ended(reason: string): void {
-    this.#endedWith = reason;
-    for (const [id, call] of this.#calls) call.settle(ended(id, reason));
-    this.#calls.clear();
-  }
-}
-
-/** The backend's requests that no waiting call can take: `ping` answered, the rest refused. */
-function refuseServerRequest(request: RpcRequest, takers: number): JSONRPCMessage {
-  if (request.method === "ping") return { jsonrpc: "2.0", id: request.id, result: {} };
-  const why = takers === 0
-    ? "no request of its client is waiting for input"
-    : "several requests of its client are waiting, and the gateway cannot tell which one asks";
-  return errorResponse(
-    request.id,
-    RpcErrorCode.methodNotFound,
-    `${request.method} cannot reach a client without a session (MCP 2026-07-28): ${why}`,
-  );
-}
-
-function progressTokenOf(request: RpcRequest): string | number | undefined {
-  const meta = request.params?._meta as Record<string, unknown> | undefined;
-  const token = meta?.progressToken;
-  return typeof token === "string" || typeof token === "number" ? token : undefined;
-}
-
-function ended(id: RequestId, reason: string): RpcResponse {
-  return {
-    jsonrpc: "2.0",
-    id,
-    error: { code: RpcErrorCode.backendError, message: `the backend link ended: ${reason}` },
-  };
-}
 
 /** One person's initialized session with one backend, used for stateless requests. */
 export class StatelessLink {
@@ -268,6 +97,21 @@ export class StatelessLink {
     return { ...response, id: request.id };
   }
 
+  readonly #subscriptions = new Map<string, number>();
+
+  /** Counts listens wanting updates of `uri` on this link (`change` ±1); returns the count. */
+  subscribed(uri: string, change: 1 | -1): number {
+    const count = Math.max(0, (this.#subscriptions.get(uri) ?? 0) + change);
+    if (count === 0) this.#subscriptions.delete(uri);
+    else this.#subscriptions.set(uri, count);
+    return count;
+  }
+
+  /** Keeps the link from being reaped as idle until `until` settles (a listen stream). */
+  hold(until: Promise<unknown>): void {
+    void this.session.activity.holdStream(until);
+  }
+
   /** A message for the backend as it is (answers to its requests, notifications). */
   async toBackend(message: JSONRPCMessage): Promise<void> {
     await this.session.fromClient(message);
@@ -281,6 +125,8 @@ export class StatelessLinks {
 
   /** Calls waiting for their client's input, by the reference their requestState carries. */
   readonly waiting: WaitingInputs;
+  /** Listen streams, by `person\nserver`: what the person's links hear unasked goes there. */
+  readonly #listeners = new Map<string, Set<(notification: RpcNotification) => void>>();
 
   constructor(
     private readonly sessions: SessionRegistry,
@@ -337,9 +183,36 @@ export class StatelessLinks {
     return link;
   }
 
+  /**
+   * Hands the person's notifications from `server` (list changes, resource updates) to
+   * `listener` until the returned function is called.
+   */
+  listen(
+    server: ServerConfig,
+    principal: Principal,
+    listener: (notification: RpcNotification) => void,
+  ): () => void {
+    const key = `${principal.id}\n${server.name}`;
+    let listeners = this.#listeners.get(key);
+    if (!listeners) this.#listeners.set(key, listeners = new Set());
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.#listeners.get(key) === listeners) {
+        this.#listeners.delete(key);
+      }
+    };
+  }
+
   async #open(server: ServerConfig, principal: Principal): Promise<StatelessLink> {
     const session = await this.sessions.open(server, principal);
-    const channel = new LinkChannel((message) => void session.fromClient(message));
+    const key = `${principal.id}\n${server.name}`;
+    const channel = new LinkChannel(
+      (message) => void session.fromClient(message),
+      (notification) => {
+        for (const listener of this.#listeners.get(key) ?? []) listener(notification);
+      },
+    );
     session.attach(channel);
     const toBackend = (message: JSONRPCMessage) => session.fromClient(message);
     const init = new LinkCall("gh-initialize", false, toBackend, this.clock);

@@ -4,10 +4,9 @@
  * (stateless_links.ts), translated for the 2025-11-25 session the link holds, and its answer
  * translated back (mcp/translate/). No `Mcp-Session-Id` is read or handed out.
  *
- * Not yet translated, and answered as the revision says for a method a server lacks (404,
- * -32601): `subscriptions/listen`; discover therefore advertises no list-change or resource
- * subscription. A backend's own requests (elicitation, sampling, roots) during a call that
- * may take input reach its client as `input_required` (stateless_calls.ts).
+ * A backend's own requests (elicitation, sampling, roots) during a call that may take input
+ * reach its client as `input_required` (stateless_calls.ts); list changes and resource
+ * updates reach `subscriptions/listen` streams (stateless_listen.ts).
  */
 import { CredentialRequiredError } from "../../core/credential_required.ts";
 import { takesInput } from "../protocol_versions.ts";
@@ -22,26 +21,14 @@ import type { FrontContext } from "./context.ts";
 import { continueWithInput, credentialInput, startTakingInput } from "./stateless_calls.ts";
 import { httpError, jsonResponse } from "./http_util.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
+import { handleListen } from "./stateless_listen.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
-
-/** Capabilities whose notifications need `subscriptions/listen`, which is not translated yet. */
-const LISTEN_ONLY = ["listChanged", "subscribe"];
 
 export async function handleStatelessRequest(
   choice: StatelessRequest,
   ctx: FrontContext,
 ): Promise<Response> {
   const { message } = choice;
-  if (message.method === "subscriptions/listen") {
-    return answer(
-      errorBody(
-        message.id,
-        RpcErrorCode.methodNotFound,
-        "subscriptions/listen is not served by this gateway yet",
-      ),
-      404,
-    );
-  }
   const input = takesInput(message.method);
   if (
     input && (message.params as Record<string, unknown> | undefined)?.requestState !== undefined
@@ -60,9 +47,9 @@ export async function handleStatelessRequest(
   }
   if (message.method === "server/discover") {
     const result = discoverFromInitialize(link.initializeResult);
-    result.capabilities = withoutListen(result.capabilities as Json);
     return answer({ jsonrpc: "2.0", id: message.id, result });
   }
+  if (message.method === "subscriptions/listen") return await handleListen(message, link, ctx);
   if (input) {
     if (!wantsProgress(message)) {
       const served = await startTakingInput(message, choice.envelope, link, ctx);
@@ -126,19 +113,4 @@ function linkRefusal(error: unknown, choice: StatelessRequest, ctx: FrontContext
     ),
     502,
   );
-}
-
-function withoutListen(capabilities: Json): Json {
-  const out: Json = {};
-  for (const [name, value] of Object.entries(capabilities ?? {})) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      out[name] = value;
-      continue;
-    }
-    const kept = Object.fromEntries(
-      Object.entries(value).filter(([key]) => !LISTEN_ONLY.includes(key)),
-    );
-    out[name] = kept;
-  }
-  return out;
 }

@@ -1,0 +1,188 @@
+/**
+ * The calls on a stateless link (stateless_links.ts) and the link's session side: each request
+ * sent under the link's own id, its answer routed back, its progress relayed, and what the
+ * backend asks of the client handed to the one call that may take input (or refused when no
+ * single call can be said to have asked).
+ */
+import type { Clock } from "../core/clock.ts";
+import type { JSONRPCMessage } from "../sdk.ts";
+import {
+  classify,
+  errorResponse,
+  type RequestId,
+  RpcErrorCode,
+  type RpcNotification,
+  type RpcRequest,
+  type RpcResponse,
+} from "./jsonrpc.ts";
+import type { ClientChannel } from "./session.ts";
+
+/** How long a call's first request for input waits for more before the client is asked. */
+const INPUT_BATCH_MS = 20;
+
+/** What a call on a link comes to next: its answer, or requests for input from its client. */
+export type CallStep =
+  | { kind: "response"; response: RpcResponse }
+  | { kind: "input"; requests: RpcRequest[] };
+
+/**
+ * One request on a link, from the gateway's send to the backend's answer. Requests the backend
+ * makes of the client while it is the only call on the link that may take input (tools/call,
+ * prompts/get, resources/read) are its own; `next()` hands them out in batches.
+ */
+export class LinkCall {
+  #response?: RpcResponse;
+  #inbox: RpcRequest[] = [];
+  #wake?: () => void;
+  readonly #settled = Promise.withResolvers<void>();
+  /** Gathering requests for input: only the answer ends the moment early. */
+  #batching = false;
+
+  constructor(
+    readonly id: RequestId,
+    readonly takesInput: boolean,
+    private readonly toBackend: (message: JSONRPCMessage) => Promise<void>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The backend answered (or the link ended). */
+  settle(response: RpcResponse): void {
+    this.#response = response;
+    this.#settled.resolve();
+    this.#wake?.();
+  }
+
+  /** Where the call's progress goes, if its client asked for progress. */
+  onNotification?: (notification: RpcNotification) => void;
+
+  notify(notification: RpcNotification): void {
+    if (notification.method === "notifications/progress") this.onNotification?.(notification);
+  }
+
+  /** The backend asked the client something while this call was waiting. */
+  ask(request: RpcRequest): void {
+    this.#inbox.push(request);
+    if (!this.#batching) this.#wake?.();
+  }
+
+  /** Resolves once the call has its answer (or its link ended). */
+  get settled(): Promise<void> {
+    return this.#settled.promise;
+  }
+
+  /** The answer, or the requests for input that came first (gathered for a moment). */
+  async next(): Promise<CallStep> {
+    for (;;) {
+      if (this.#response) return { kind: "response", response: this.#response };
+      if (this.#inbox.length > 0) {
+        this.#batching = true;
+        await this.#until(INPUT_BATCH_MS);
+        this.#batching = false;
+        if (this.#response) return { kind: "response", response: this.#response };
+        return { kind: "input", requests: this.#inbox.splice(0) };
+      }
+      await this.#until();
+    }
+  }
+
+  /** Sends the client's answers (or the gateway's refusals) to the backend's requests. */
+  async answer(responses: readonly RpcResponse[]): Promise<void> {
+    for (const response of responses) await this.toBackend(response as JSONRPCMessage);
+  }
+
+  /** Tells the backend the call is abandoned (its client stopped asking). */
+  async cancel(reason: string): Promise<void> {
+    if (this.#response) return;
+    await this.toBackend({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: this.id, reason },
+    });
+  }
+
+  #until(ms?: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = ms === undefined ? undefined : this.clock.setTimeout(done, ms);
+      const wake = () => done();
+      this.#wake = wake;
+      function done() {
+        timer?.clear();
+        resolve();
+      }
+    });
+  }
+}
+
+/** The session side of a link: answers and the backend's own requests routed to their call. */
+export class LinkChannel implements ClientChannel {
+  readonly #calls = new Map<RequestId, LinkCall>();
+  #endedWith?: string;
+
+  constructor(
+    private readonly answerBackend: (message: JSONRPCMessage) => void,
+    /** A notification of no call's (list changes, resource updates): for listen streams. */
+    private readonly unsolicited: (notification: RpcNotification) => void,
+  ) {}
+
+  track(call: LinkCall): void {
+    if (this.#endedWith !== undefined) return call.settle(ended(call.id, this.#endedWith));
+    this.#calls.set(call.id, call);
+  }
+
+  deliver(message: JSONRPCMessage, related?: RequestId): void {
+    const classified = classify(message);
+    if (!classified) return;
+    if (classified.kind === "notification") {
+      // Progress of a call (its token is the call's own id on the link), or a change for the
+      // person's listen streams. Logs go nowhere: no call asked for them with a logLevel.
+      if (related !== undefined) this.#calls.get(related)?.notify(classified.message);
+      else this.unsolicited(classified.message);
+      return;
+    }
+    if (classified.kind === "response") {
+      const call = this.#calls.get(classified.message.id);
+      this.#calls.delete(classified.message.id);
+      call?.settle(classified.message);
+    } else if (classified.kind === "request") {
+      const request = classified.message;
+      // Only a call that may take input, and only when it is the one such call: a request
+      // the gateway cannot attribute with certainty is refused rather than guessed.
+      const takers = [...this.#calls.values()].filter((call) => call.takesInput);
+      if (request.method !== "ping" && takers.length === 1) return takers[0].ask(request);
+      this.answerBackend(refuseServerRequest(request, takers.length));
+    }
+  }
+
+  ended(reason: string): void {
+    this.#endedWith = reason;
+    for (const [id, call] of this.#calls) call.settle(ended(id, reason));
+    this.#calls.clear();
+  }
+}
+
+/** The backend's requests that no waiting call can take: `ping` answered, the rest refused. */
+function refuseServerRequest(request: RpcRequest, takers: number): JSONRPCMessage {
+  if (request.method === "ping") return { jsonrpc: "2.0", id: request.id, result: {} };
+  const why = takers === 0
+    ? "no request of its client is waiting for input"
+    : "several requests of its client are waiting, and the gateway cannot tell which one asks";
+  return errorResponse(
+    request.id,
+    RpcErrorCode.methodNotFound,
+    `${request.method} cannot reach a client without a session (MCP 2026-07-28): ${why}`,
+  );
+}
+
+export function progressTokenOf(request: RpcRequest): string | number | undefined {
+  const meta = request.params?._meta as Record<string, unknown> | undefined;
+  const token = meta?.progressToken;
+  return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
+
+export function ended(id: RequestId, reason: string): RpcResponse {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: RpcErrorCode.backendError, message: `the backend link ended: ${reason}` },
+  };
+}
