@@ -183,3 +183,34 @@ Deno.test("the v2 SDK client pinned to 2026-07-28 answers a 2025 backend's reque
     await gw.close();
   }
 });
+
+Deno.test("a 2026 client uses an aggregate of 2025 members, and a member's question reaches it as input_required", async () => {
+  const gw = await startGateway(`
+limits: { requestTimeout: 20s }
+servers:
+  legacy:
+    transport: stdio
+    command: deno
+    args: [run, -A, --config, "${ROOT}deno.json", "${ROOT}tests/fixtures/legacy_everything_server.ts", --stdio]
+    public: true
+  small: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
+  both: { transport: aggregate, servers: [legacy, small], public: true }
+`);
+  const v2 = await connectV2Client(`${gw.url}/both/mcp`, { negotiation: "pinned" });
+  try {
+    const { tools } = await v2.client.listTools();
+    const names = tools.map((tool) => tool.name);
+    assert.ok(names.includes("legacy.test_simple_text"), names.join(", "));
+    assert.ok(names.some((name) => name.startsWith("small.")), names.join(", "));
+    const asked = await v2.client.callTool({
+      name: "legacy.test_input_required_result_elicitation",
+      arguments: {},
+    });
+    assert.equal(asked.isError, undefined, JSON.stringify(asked));
+    assert.deepEqual(v2.answered, ["elicitation/create"]);
+    assert.match(JSON.stringify(asked.content), /Hello, name-value!/);
+  } finally {
+    await v2.close();
+    await gw.close();
+  }
+});
