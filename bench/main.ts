@@ -13,6 +13,7 @@ import { sessions } from "./scenarios/sessions.ts";
 import { startup } from "./scenarios/startup.ts";
 import { memory } from "./scenarios/memory.ts";
 import { front } from "./scenarios/front.ts";
+import { revisions } from "./scenarios/revisions.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -36,6 +37,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["5", memory],
   ["6", startup],
   ["7", front],
+  ["8", revisions],
 ];
 
 const results = new Results();
