@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { connectV2Client } from "./fixtures/v2_client.ts";
+import { openKvStore } from "../src/store/kv.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "alice-token-0123456789abcdef";
@@ -212,5 +213,34 @@ servers:
   } finally {
     await v2.close();
     await gw.close();
+  }
+});
+
+Deno.test("two replicas: a retry reaching the replica holding its call completes; on the other it is refused with what to do", async () => {
+  const kv = await openKvStore(":memory:");
+  const yaml = (replica: string) => `replicaId: ${replica}\n${CONFIG}`;
+  const a = await startGateway(yaml("a"), {}, { store: kv });
+  const b = await startGateway(yaml("b"), {}, { store: kv });
+  try {
+    const answer = { user_name: { action: "accept", content: { name: "Alice" } } };
+    // Routed by the person's Authorization header, as docs/deploy.md asks: both on one replica.
+    for (const [first, retry, works] of [[a, a, true], [b, b, true], [a, b, false]] as const) {
+      const asked = await call(first, 1, "test_input_required_result_elicitation");
+      const state = asked.json.result!.requestState;
+      const done = await call(retry, 2, "test_input_required_result_elicitation", {
+        inputResponses: answer,
+        requestState: state,
+      });
+      if (works) {
+        assert.equal(done.json.result?.resultType, "complete", JSON.stringify(done.json));
+      } else {
+        assert.equal(done.json.error?.code, -32602);
+        assert.match(done.json.error!.message, /reached another gateway replica/);
+      }
+    }
+  } finally {
+    await a.close();
+    await b.close();
+    kv.close();
   }
 });
