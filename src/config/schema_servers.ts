@@ -80,12 +80,27 @@ const USER_TOKEN: Record<string, JsonSchema> = {
   },
 };
 
+const PROTOCOL =
+  "Which MCP revision the backend speaks. auto: learned once (Gatehouse asks server/discover; a 2026-07-28 answer means 2026-07-28, a refusal means 2025-11-25), remembered per server, and learned again when it stops working. 2025-11-25: initialize and a session, as before. 2026-07-28 (stdio or streamable-http, never sse): no session; each call carries what the client's initialize settled. Clients of either revision reach a backend of either.";
+
 /** Keys of servers with a backend of their own (not aggregates). */
 const BACKEND: Record<string, JsonSchema> = {
   forwardRoots: flag(
     "Pass the client's roots (the roots capability, roots/list, roots list_changed) on to the backend. Say false for a server that lets roots replace its own sandbox (such as server-filesystem): it then never learns the client's roots.",
     true,
   ),
+  protocol: { enum: ["auto", "2025-11-25", "2026-07-28"], description: PROTOCOL, default: "auto" },
+};
+
+/** A legacy HTTP+SSE backend speaks 2025-11-25 at most: 2026-07-28 has no event stream. */
+const SSE_BACKEND: Record<string, JsonSchema> = {
+  ...BACKEND,
+  protocol: {
+    enum: ["auto", "2025-11-25"],
+    description:
+      "Which MCP revision the backend speaks; a legacy sse backend cannot speak 2026-07-28 (use streamable-http for that), so auto means 2025-11-25 here.",
+    default: "auto",
+  },
 };
 
 const placeholders =
@@ -154,7 +169,7 @@ export const SERVERS_SCHEMA: JsonSchema = {
     allOf: [
       server("stdio", { ...STDIO, ...USER_TOKEN, ...BACKEND }, ["command"]),
       server("streamable-http", { ...HTTP, ...USER_TOKEN, ...BACKEND }, ["url"]),
-      server("sse", { ...HTTP, ...USER_TOKEN, ...BACKEND }, ["url"]),
+      server("sse", { ...HTTP, ...USER_TOKEN, ...SSE_BACKEND }, ["url"]),
       server("aggregate", AGGREGATE, ["servers"]),
     ],
   },

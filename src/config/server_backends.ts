@@ -8,11 +8,11 @@ import { Secret } from "../core/secret.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import { parseUserToken } from "./user_token.ts";
-import type { HttpServerConfig, StdioServerConfig } from "./types.ts";
+import type { BackendProtocol, HttpServerConfig, StdioServerConfig } from "./types.ts";
 
 /** Set on servers whose backend acts as the person; never on aggregates. */
 export const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
-const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots"];
+const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots", "protocol"];
 /** The keys a stdio server has besides those every server has. */
 export const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd"];
 /** The keys an HTTP server has besides those every server has. */
@@ -20,6 +20,8 @@ export const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers"];
 /** Where a server's configuration reaches its backend. */
 const BACKEND_INPUTS = new Set<unknown>(["args", "env", "url", "headers"]);
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
+/** The values of `protocol:`, the default first. */
+export const BACKEND_PROTOCOLS: readonly BackendProtocol[] = ["auto", "2025-11-25", "2026-07-28"];
 
 /** A value `${VAR}` put into the document when it was loaded, and where. */
 export interface Substitution {
@@ -28,9 +30,15 @@ export interface Substitution {
 }
 
 type Common = Pick<StdioServerConfig, "name" | "public" | "serviceAuths">;
-type BackendCommon = Pick<StdioServerConfig, keyof Common | "forwardRoots" | "secretValues">;
+type BackendCommon = Pick<
+  StdioServerConfig,
+  keyof Common | "forwardRoots" | "protocol" | "secretValues"
+>;
 
-/** What stdio and HTTP servers share: roots forwarding, and the secrets among their values. */
+/**
+ * What stdio and HTTP servers share: roots forwarding, the revision spoken to the backend, and
+ * the secrets among their values.
+ */
 export function parseBackendCommon(
   c: Checker,
   path: ConfigPath,
@@ -41,8 +49,36 @@ export function parseBackendCommon(
   return {
     ...common,
     forwardRoots: c.boolean(raw.forwardRoots, [...path, "forwardRoots"], true),
+    protocol: parseProtocol(c, raw.protocol, [...path, "protocol"], raw.transport),
     secretValues: substitutedSecrets(substitutions, path),
   };
+}
+
+/**
+ * `protocol:`, `auto` unless said. A legacy HTTP+SSE backend cannot speak 2026-07-28: that
+ * revision has no event stream to carry answers on, so the combination is refused here rather
+ * than failing at every session.
+ */
+function parseProtocol(
+  c: Checker,
+  value: unknown,
+  path: ConfigPath,
+  transport: unknown,
+): BackendProtocol {
+  if (value === undefined) return "auto";
+  if (!BACKEND_PROTOCOLS.includes(value as BackendProtocol)) {
+    c.fail(path, `unknown protocol ${describe(value)}`, `one of: ${BACKEND_PROTOCOLS.join(", ")}`);
+    return "auto";
+  }
+  if (value === "2026-07-28" && transport === "sse") {
+    c.fail(
+      path,
+      "a legacy sse backend cannot speak MCP 2026-07-28",
+      "use transport: streamable-http with the server's /mcp URL for a 2026-07-28 server, or say protocol: 2025-11-25 (or auto)",
+    );
+    return "auto";
+  }
+  return value as BackendProtocol;
 }
 
 export function parseStdio(

@@ -171,10 +171,58 @@ Deno.test("parseServers() reports a malformed server of each kind with its path,
         line: 8,
       }],
     },
+    {
+      kind: "protocol 2026-07-28 on a legacy sse backend",
+      yaml: `servers:
+  legacy:
+    transport: sse
+    public: true
+    url: https://legacy.example.com/sse
+    protocol: 2026-07-28
+`,
+      issues: [{
+        path: ["servers", "legacy", "protocol"],
+        message: "a legacy sse backend cannot speak MCP 2026-07-28",
+        hint:
+          "use transport: streamable-http with the server's /mcp URL for a 2026-07-28 server, or say protocol: 2025-11-25 (or auto)",
+        line: 6,
+      }],
+    },
+    {
+      kind: "an unknown protocol",
+      yaml: `servers:
+  files: { transport: stdio, public: true, command: npx, protocol: "2026" }
+`,
+      issues: [{
+        path: ["servers", "files", "protocol"],
+        message: 'unknown protocol "2026"',
+        hint: "one of: auto, 2025-11-25, 2026-07-28",
+        line: 2,
+      }],
+    },
   ];
   for (const { kind, yaml, issues } of cases) {
     assert.deepEqual(issuesOf(yaml), issues, kind);
   }
+});
+
+Deno.test("parseServers() resolves protocol: auto unless said, and either revision on stdio and streamable-http", () => {
+  const c = new Checker();
+  const servers = parseServers(
+    c,
+    parse(`
+files: { transport: stdio, command: npx, public: true }
+modern: { transport: stdio, command: npx, public: true, protocol: 2026-07-28 }
+remote: { transport: streamable-http, url: "https://x.example/mcp", public: true, protocol: 2026-07-28 }
+legacy: { transport: sse, url: "https://x.example/sse", public: true, protocol: 2025-11-25 }
+`),
+    { oauthConfigured: false, substitutions: [] },
+  );
+  assert.deepEqual(c.issues, []);
+  const protocols = [...servers.values()].map((server) =>
+    server.transport === "aggregate" ? undefined : server.protocol
+  );
+  assert.deepEqual(protocols, ["auto", "2026-07-28", "2026-07-28", "2025-11-25"]);
 });
 
 Deno.test("parseServers() resolves a valid server of each kind with its defaults filled", () => {
@@ -214,6 +262,7 @@ all:
       public: false,
       serviceAuths: [{ type: "bearer", tokens: [{ secret: "ci-token" }] }],
       forwardRoots: true,
+      protocol: "auto",
       secretValues: [],
       transport: "stdio",
       command: "npx",
@@ -227,6 +276,7 @@ all:
       public: true,
       serviceAuths: [],
       forwardRoots: true,
+      protocol: "auto",
       secretValues: [],
       transport: "streamable-http",
       url: "https://mcp.example.com/mcp",
@@ -238,6 +288,7 @@ all:
       public: true,
       serviceAuths: [],
       forwardRoots: true,
+      protocol: "auto",
       secretValues: [{ secret: "from-env" }],
       transport: "sse",
       url: "https://legacy.example.com/sse",
@@ -249,6 +300,7 @@ all:
       public: false,
       serviceAuths: [],
       forwardRoots: true,
+      protocol: "auto",
       secretValues: [],
       transport: "stdio",
       command: "notion-mcp",

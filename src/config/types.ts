@@ -126,8 +126,16 @@ export interface OAuthUserToken {
 
 export type UserTokenConfig = ManualUserToken | OAuthUserToken;
 
+/**
+ * Which MCP revision the gateway speaks to a backend: `auto` learns it (a `server/discover`
+ * probe, remembered per server, probed again when it stops working), the others fix it.
+ */
+export type BackendProtocol = "auto" | "2025-11-25" | "2026-07-28";
+
 /** What every server with a backend of its own (not an aggregate) has. */
 interface BackendCommon extends ServerCommon {
+  /** The revision the backend speaks; `auto` unless said (never 2026-07-28 over `sse`). */
+  protocol: BackendProtocol;
   /**
    * Pass the client's roots on to the backend (`roots` capability, `roots/list`,
    * `notifications/roots/list_changed`). Off for a backend whose roots would widen its sandbox.
