@@ -30,6 +30,7 @@ import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
 import { storeSessionDirectory } from "./mcp/shared_sessions.ts";
 import { Deadlines } from "./core/deadlines.ts";
+import { RevisionMemory } from "./mcp/backends/revision_probe.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -50,6 +51,8 @@ export interface Gateway {
     backendClient: Http1Client;
     /** The request timeouts of sessions, which may outlive a reload. */
     deadlines: Deadlines;
+    /** What each backend speaks (`protocol: auto`), as learned. */
+    revisions: RevisionMemory;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -81,7 +84,9 @@ export async function createGateway(
     ? await createAuthServer(config, config.oauth, master, deps)
     : undefined;
   // Counters survive a reload; members' lists are discovered again under the new config.
-  const { metrics, caches, instance, backendClient, deadlines } = previous?.carried ?? {
+  const { metrics, caches, instance, backendClient, deadlines, revisions } = previous?.carried ?? {
+    // Which MCP revision each backend speaks, learned once; kept across reloads.
+    revisions: new RevisionMemory(),
     metrics: new GatewayMetrics(),
     // Request timeouts of sessions that outlive a reload stay on the one timer they started on.
     deadlines: new Deadlines(clock),
@@ -111,6 +116,7 @@ export async function createGateway(
         ...connectOptions,
         fetch: backendClient.fetch,
         gatewaySecrets: [master, ...config.previousSecrets],
+        revisions,
       };
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") {
@@ -172,7 +178,7 @@ export async function createGateway(
     links,
     config,
     metrics: () => metrics.registry.render(),
-    carried: { metrics, caches, instance, backendClient, deadlines },
+    carried: { metrics, caches, instance, backendClient, deadlines, revisions },
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: async () => {

@@ -163,7 +163,6 @@ Deno.test("a 2026 request the gateway cannot serve is refused as the revision sa
     assert.equal((unknown.json as { id: unknown; error: { code: number } }).error.code, -32601);
     assert.equal((unknown.json as { id: unknown }).id, 5);
 
-
     const noAuth = modern(4, "tools/list");
     delete (noAuth.headers as Record<string, string>).authorization;
     const unauthorized = await post(`${gw.url}/fx/mcp`, noAuth.body, noAuth.headers);

@@ -290,6 +290,11 @@ export class Session {
     return this.#backend.sharedSessionId;
   }
 
+  /** Whether another replica could continue this session's backend connection. */
+  get continuable(): boolean {
+    return this.#backend.continuable;
+  }
+
   async #end(reason: string, stopBackend: () => Promise<void>): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

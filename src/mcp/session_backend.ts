@@ -45,6 +45,11 @@ export class SessionBackend {
     return this.backend.sharedSessionId?.();
   }
 
+  /** Whether another process could continue this backend connection at all. */
+  get continuable(): boolean {
+    return this.backend.continuable?.() ?? true;
+  }
+
   async start(): Promise<void> {
     await this.backend.transport.start();
   }

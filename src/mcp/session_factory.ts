@@ -53,6 +53,7 @@ export class SessionFactory {
       killGraceMs: settings.killGraceMs,
       logger: this.#logger(id, server),
       clock: settings.clock,
+      requestTimeoutMs: settings.limits.requestTimeoutMs,
     };
     return settings.connect(
       server,

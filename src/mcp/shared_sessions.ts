@@ -253,7 +253,8 @@ class ReplicaSessions implements SharedSessions {
     base?: SharedSessionRecord,
   ): Promise<boolean> {
     const sharing = this.host.sharing();
-    if (!sharing) return false;
+    // A session whose backend connection cannot be continued elsewhere stays here only.
+    if (!sharing || !session.continuable) return false;
     const { directory, owner } = sharing;
     const now = this.host.clock.now();
     const record: SharedSessionRecord = {

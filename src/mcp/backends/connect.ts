@@ -1,7 +1,9 @@
 /**
  * Builds the backend connection for one client session from the server's configuration:
- * a child process for stdio, the SDK's client transports for HTTP backends. Only configured
- * headers reach an HTTP backend; nothing of the client's request (its token above all) does.
+ * a child process for stdio, the SDK's client transports for HTTP backends, each behind the
+ * switch that speaks the revision the backend does (`protocol:`, revision_switch.ts). Only
+ * configured headers reach an HTTP backend; nothing of the client's request (its token above
+ * all) does.
  */
 import type { BackendServerConfig } from "../../config/types.ts";
 import type { Secret } from "../../core/secret.ts";
@@ -21,6 +23,13 @@ import { StdioBackend } from "./stdio.ts";
 import { sseAnswersAsJson } from "./sse_answers.ts";
 import { type BoundedAnswerOptions, boundedAnswers } from "./bounded_answers.ts";
 import { WithheldRoots } from "./withheld_roots.ts";
+import { HttpWire } from "./modern_http.ts";
+import { PipeWire } from "./modern_wire.ts";
+import { revisionKey, RevisionMemory } from "./revision_probe.ts";
+import { RevisionSwitch, type RevisionSwitchOptions } from "./revision_switch.ts";
+
+/** The request timeout when none is given: the default of `limits.requestTimeout`. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 export interface BackendOptions {
   maxMessageBytes: number;
@@ -32,6 +41,13 @@ export interface BackendOptions {
   fetch?: typeof globalThis.fetch;
   /** The master secret and earlier ones: never in what is logged from a backend either. */
   gatewaySecrets?: Secret[];
+  /**
+   * `limits.requestTimeout`: asking a backend which revision it speaks takes at most half of
+   * it, so a 2025 `initialize` still fits in the session's own time when the answer is silence.
+   */
+  requestTimeoutMs?: number;
+  /** Which revision each backend speaks, once learned; the process's record by default. */
+  revisions?: RevisionMemory;
 }
 
 /** A backend connection plus how to end it politely (HTTP backends get a DELETE). */
@@ -43,6 +59,11 @@ export interface Backend {
   detach(): Promise<void>;
   /** A Streamable HTTP backend's session id, which another replica can continue. */
   sharedSessionId?(): string | undefined;
+  /**
+   * False when no other replica could continue this backend connection (a backend that speaks
+   * 2026-07-28 has no session to continue: its calls carry the session's `_meta` from here).
+   */
+  continuable?(): boolean;
   /** True when `error` says the backend no longer knows this session (it was ended there). */
   sessionGone?(error: unknown): boolean;
 }
@@ -137,20 +158,25 @@ function createTransport(
   resume?: ResumeBackend,
 ): Backend {
   if (server.transport === "stdio") {
-    const transport = new StdioBackend({
-      spec: {
-        command: server.command,
-        args: server.args.map((arg) => fillPlaceholders(arg, user)),
-        env: fillRecord(server.env, user),
-        cwd: server.cwd,
-      },
-      maxMessageBytes: options.maxMessageBytes,
-      killGraceMs: options.killGraceMs,
-      clock: options.clock,
-      // Its stderr lines are logged: what it was given must not be.
-      logger: maskingLogger(options.logger, mask),
-      mask,
-    });
+    const child = () =>
+      new StdioBackend({
+        spec: {
+          command: server.command,
+          args: server.args.map((arg) => fillPlaceholders(arg, user)),
+          env: fillRecord(server.env, user),
+          cwd: server.cwd,
+        },
+        maxMessageBytes: options.maxMessageBytes,
+        killGraceMs: options.killGraceMs,
+        clock: options.clock,
+        // Its stderr lines are logged: what it was given must not be.
+        logger: maskingLogger(options.logger, mask),
+        mask,
+      });
+    // Both revisions on the one child; a new one when asking ended the first.
+    const transport = new RevisionSwitch(
+      switchOptions(server, options, child, (pipe) => new PipeWire(pipe)),
+    );
     const close = () => transport.close().catch(() => {});
     return { transport, close, detach: close };
   }
@@ -172,29 +198,61 @@ function createTransport(
     const transport = new MaskedErrors(new LegacySseBackend(sse), mask);
     return { transport, close: () => transport.close(), detach: () => transport.close() };
   }
-  const transport = new StreamableHTTPClientTransport(url, {
+  const sdk = new StreamableHTTPClientTransport(url, {
     requestInit,
     fetch: sseAnswersAsJson(bounded("skip"), options.maxMessageBytes),
     sessionId: resume?.sessionId,
   });
-  if (resume) transport.setProtocolVersion(resume.protocolVersion);
+  if (resume) sdk.setProtocolVersion(resume.protocolVersion);
+  const legacy = new MaskedErrors(sdk, mask);
+  // A backend session being continued is a 2025 one: there is nothing to decide.
+  const transport = resume ? legacy : new RevisionSwitch(
+    switchOptions(server, options, () => legacy, () =>
+      new HttpWire({
+        url,
+        headers: requestInit.headers as Record<string, string>,
+        fetch: bounded("skip"),
+        mask,
+      })),
+  );
   const detach = () => transport.close().catch(() => {});
   return {
-    transport: new MaskedErrors(transport, mask),
+    transport,
     close: async () => {
       // A backend that never answers the DELETE must not hold the session's place for ever:
       // after the grace the connection is dropped, and the DELETE with it.
-      if (transport.sessionId) {
-        await waitAtMost(options.clock, options.killGraceMs, transport.terminateSession());
+      if (sdk.sessionId) {
+        await waitAtMost(options.clock, options.killGraceMs, sdk.terminateSession());
       }
       await detach();
     },
     detach,
-    sharedSessionId: () => transport.sessionId,
+    sharedSessionId: () => sdk.sessionId,
+    continuable: () => !(transport instanceof RevisionSwitch && transport.speaksModern),
     // The spec's answer to a request for a session the server no longer has is 404.
     sessionGone: (error) =>
-      transport.sessionId !== undefined && error instanceof StreamableHTTPError &&
-      error.code === 404,
+      sdk.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404,
+  };
+}
+
+/** The revision switch of one session's backend (revision_switch.ts). */
+function switchOptions(
+  server: BackendServerConfig,
+  options: BackendOptions,
+  legacy: RevisionSwitchOptions["legacy"],
+  modern: RevisionSwitchOptions["modern"],
+): RevisionSwitchOptions {
+  return {
+    server: server.name,
+    protocol: server.protocol,
+    // Without the gateway's memory (a library caller), each connection asks afresh.
+    memory: options.revisions ?? new RevisionMemory(),
+    key: revisionKey(server),
+    clock: options.clock,
+    logger: options.logger,
+    timeoutMs: (options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 2,
+    legacy,
+    modern,
   };
 }
 
