@@ -12,7 +12,8 @@ import {
   type RpcResponse,
 } from "../jsonrpc.ts";
 import { randomBase64Url } from "../../crypto/random.ts";
-import { isObject, type Json, without } from "./json_shape.ts";
+import { isObject, type Json, metaOf, withMeta, without } from "./json_shape.ts";
+import { INPUT_KEY_META } from "./input_requests.ts";
 import { isInputMethod } from "../protocol_versions.ts";
 
 /** A request sent to the 2025 client for the input asked under `key`. */
@@ -53,7 +54,9 @@ export function clientRequestsFor2025(
       entry.elicitationId = mintElicitationId();
       params.elicitationId = entry.elicitationId;
     }
-    if (params) request.params = params;
+    // The key rides along, so a gateway (or this one's stateless lane) in front of the 2025
+    // client asks its own 2026 client under the same key.
+    request.params = withMeta(params ?? {}, { ...metaOf(params), [INPUT_KEY_META]: key });
     sent.push(entry);
   }
   return { sent, unrelayable };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { RequestId, RpcResponse } from "../jsonrpc.ts";
 import type { Json } from "./json_shape.ts";
 import { clientRequestsFor2025, elicitationCompletions, retryParams } from "./input_relay.ts";
+import { INPUT_KEY_META } from "./input_requests.ts";
 
 const FORM = { message: "Name?", requestedSchema: { type: "object", properties: {} } };
 const URL_PARAMS = { mode: "url", message: "Connect", url: "https://idp.example/c" };
@@ -18,7 +19,12 @@ const ROWS: { name: string; key: string; input: Json; r2025: Json; elicitationId
     name: "a form elicitation",
     key: "user_name",
     input: { method: "elicitation/create", params: FORM },
-    r2025: { jsonrpc: "2.0", id: "gw-1", method: "elicitation/create", params: FORM },
+    r2025: {
+      jsonrpc: "2.0",
+      id: "gw-1",
+      method: "elicitation/create",
+      params: { ...FORM, _meta: { [INPUT_KEY_META]: "user_name" } },
+    },
   },
   {
     name: "a URL elicitation, with a minted elicitationId",
@@ -28,7 +34,7 @@ const ROWS: { name: string; key: string; input: Json; r2025: Json; elicitationId
       jsonrpc: "2.0",
       id: "gw-1",
       method: "elicitation/create",
-      params: { ...URL_PARAMS, elicitationId: "minted-1" },
+      params: { ...URL_PARAMS, elicitationId: "minted-1", _meta: { [INPUT_KEY_META]: "connect" } },
     },
     elicitationId: "minted-1",
   },
@@ -36,13 +42,23 @@ const ROWS: { name: string; key: string; input: Json; r2025: Json; elicitationId
     name: "a sampling request",
     key: "s",
     input: { method: "sampling/createMessage", params: SAMPLING },
-    r2025: { jsonrpc: "2.0", id: "gw-1", method: "sampling/createMessage", params: SAMPLING },
+    r2025: {
+      jsonrpc: "2.0",
+      id: "gw-1",
+      method: "sampling/createMessage",
+      params: { ...SAMPLING, _meta: { [INPUT_KEY_META]: "s" } },
+    },
   },
   {
     name: "a roots request without params",
     key: "r",
     input: { method: "roots/list" },
-    r2025: { jsonrpc: "2.0", id: "gw-1", method: "roots/list" },
+    r2025: {
+      jsonrpc: "2.0",
+      id: "gw-1",
+      method: "roots/list",
+      params: { _meta: { [INPUT_KEY_META]: "r" } },
+    },
   },
 ];
 
