@@ -134,7 +134,7 @@ Deno.test("two people in parallel on the same servers never see each other's cre
   }
 });
 
-Deno.test("a session without the person's credential is told where to add it; URL-elicitation clients get -32042", async () => {
+Deno.test("a session without the person's credential is told where to add it; URL-elicitation clients get -32042, and 2026-07-28 clients input_required", async () => {
   const setup = await startCredentialGateway();
   try {
     const agent = await signIn(setup, "carol@example.com");
@@ -179,6 +179,48 @@ Deno.test("a session without the person's credential is told where to add it; UR
     assert.equal(elicitation.mode, "url");
     assert.equal(elicitation.url, `${setup.url}/my/tokens?service=notion`);
     assert.match(elicitation.elicitationId, /^[0-9a-f]{32}$/);
+
+    // A 2026-07-28 client that opens URLs is asked to connect it as input_required; one that
+    // cannot gets an error naming the page.
+    const token = provider.savedTokens!.access_token;
+    const modernCall = async (elicitationCapability: Record<string, unknown>) => {
+      const answer = await fetch(`${setup.url}/notion/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "echo_environment",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 8,
+          method: "tools/call",
+          params: {
+            name: "echo_environment",
+            arguments: {},
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": { elicitation: elicitationCapability },
+            },
+          },
+        }),
+      });
+      assert.equal(answer.status, 200);
+      return await answer.json();
+    };
+    const asked = await modernCall({ form: {}, url: {} });
+    assert.equal(asked.result.resultType, "input_required", JSON.stringify(asked));
+    assert.deepEqual(
+      asked.result.inputRequests.connect.params.url,
+      `${setup.url}/my/tokens?service=notion`,
+    );
+    assert.equal(asked.result.inputRequests.connect.params.mode, "url");
+    const refused = await modernCall({ form: {} });
+    assert.match(refused.error.message, /Notion needs your own credential/);
+    assert.equal(refused.error.data.url, `${setup.url}/my/tokens?service=notion`);
   } finally {
     await setup.close();
   }
