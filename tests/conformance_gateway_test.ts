@@ -5,12 +5,10 @@
  * 2026-only one, and `--requirements 2025-11-25` in front of the 2026-only fixture.
  */
 import assert from "node:assert/strict";
-import { startGateway } from "./fixtures/gateway.ts";
+import { LEGACY_EVERYTHING_STDIO, startGateway } from "./fixtures/gateway.ts";
 import { SCORED_2025, SCORED_2026 } from "./fixtures/conformance_baselines.ts";
 import { startModernFixture } from "./fixtures/modern_server.ts";
 import { describeRun, passing, runConformance } from "./fixtures/conformance_run.ts";
-
-const ROOT = new URL("../", import.meta.url).pathname;
 
 /**
  * Scored 2026 scenarios that pass against the fixture directly but not through the gateway,
@@ -35,8 +33,7 @@ limits: { requestTimeout: 20s }
 servers:
   legacy:
     transport: stdio
-    command: deno
-    args: [run, -A, --config, "${ROOT}deno.json", "${ROOT}tests/fixtures/legacy_everything_server.ts", --stdio]
+    ${LEGACY_EVERYTHING_STDIO}
     public: true
 `);
   try {

@@ -4,7 +4,7 @@
  * `requestState`, answers in its retry, and the backend's call goes on where it stood.
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { LEGACY_EVERYTHING_STDIO, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { connectV2Client } from "./fixtures/v2_client.ts";
 import { openKvStore } from "../src/store/kv.ts";
@@ -16,8 +16,7 @@ limits: { requestTimeout: 20s }
 servers:
   legacy:
     transport: stdio
-    command: deno
-    args: [run, -A, --config, "${ROOT}deno.json", "${ROOT}tests/fixtures/legacy_everything_server.ts", --stdio]
+    ${LEGACY_EVERYTHING_STDIO}
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
 `;
 const VERSION = "2026-07-28";
@@ -191,8 +190,7 @@ limits: { requestTimeout: 20s }
 servers:
   legacy:
     transport: stdio
-    command: deno
-    args: [run, -A, --config, "${ROOT}deno.json", "${ROOT}tests/fixtures/legacy_everything_server.ts", --stdio]
+    ${LEGACY_EVERYTHING_STDIO}
     public: true
   small: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
   both: { transport: aggregate, servers: [legacy, small], public: true }

@@ -4,19 +4,17 @@
  * the listen's id, and only those the filter asked for.
  */
 import assert from "node:assert/strict";
-import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { LEGACY_EVERYTHING_STDIO, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
 import { connectV2Client } from "./fixtures/v2_client.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const CONFIG = `
 limits: { requestTimeout: 20s }
 servers:
   legacy:
     transport: stdio
-    command: deno
-    args: [run, -A, --config, "${ROOT}deno.json", "${ROOT}tests/fixtures/legacy_everything_server.ts", --stdio]
+    ${LEGACY_EVERYTHING_STDIO}
     public: true
 `;
 const VERSION = "2026-07-28";
