@@ -137,6 +137,16 @@ Deno.test("nothing in src/ reads the time or starts a timer except through the C
   assert.deepEqual(breaches, []);
 });
 
+Deno.test("every error class in src/ extends GatehouseError, with a stable code", async () => {
+  const breaches = (await sources())
+    .filter((file) => file.path !== "src/core/errors.ts")
+    .flatMap((file) =>
+      [...file.text.matchAll(/class (\w+) extends (?:Error|TypeError|RangeError)\b/g)]
+        .map((match) => `${file.path}: ${match[1]}`)
+    );
+  assert.deepEqual(breaches, []);
+});
+
 Deno.test(`no source file in src/ is longer than ${MAX_LINES} lines`, async () => {
   const long = (await sources())
     .map((file) => ({ path: file.path, lines: file.text.split("\n").length - 1 }))

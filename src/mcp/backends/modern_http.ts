@@ -6,6 +6,7 @@
  * closes its stream, which is how 2026 cancels over HTTP. Answers come through the gateway's
  * bounded fetch (bounded_answers.ts), so no message passes `limits.maxMessageBytes`.
  */
+import { GatehouseError } from "../../core/errors.ts";
 import type { SecretMask } from "../../observability/mask.ts";
 import { classify, type RpcNotification, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
 import {
@@ -23,9 +24,9 @@ import {
 } from "./modern_wire.ts";
 
 /** The backend answered, but not with a JSON-RPC response to the request (or not at all). */
-export class WireFailure extends Error {
+export class WireFailure extends GatehouseError<"wire_failure"> {
   constructor(message: string, readonly status?: number) {
-    super(message);
+    super("wire_failure", message);
   }
 }
 

@@ -6,6 +6,7 @@
  * `notifications/cancelled` (stdio.mdx). The HTTP kind, one POST per request, is
  * modern_http.ts.
  */
+import { GatehouseError } from "../../core/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
 import {
   classify,
@@ -53,9 +54,9 @@ export interface ModernWire {
 }
 
 /** Why a call was given up, as the rejection of `call` says it. */
-export class CallAbandoned extends Error {
+export class CallAbandoned extends GatehouseError<"call_abandoned"> {
   constructor() {
-    super("the request was given up");
+    super("call_abandoned", "the request was given up");
   }
 }
 
