@@ -172,16 +172,18 @@ Deno.test("a 2026 request the gateway cannot serve is refused as the revision sa
   }
 });
 
-Deno.test("the v2 SDK client, pinned to 2026-07-28 or negotiating, works through the gateway to a 2025 backend", async () => {
+Deno.test("the v2 SDK client, pinned to 2026-07-28, negotiating or on its default, works through the gateway to a 2025 backend", async () => {
   const gw = await startGateway(CONFIG);
   try {
-    for (const negotiation of ["pinned", "auto"] as const) {
+    // "legacy" is the v2 SDK's default: it opens a 2025-11-25 session as v1 clients do.
+    const expected = { pinned: PINNED_VERSION, auto: PINNED_VERSION, legacy: "2025-11-25" };
+    for (const negotiation of ["pinned", "auto", "legacy"] as const) {
       const v2 = await connectV2Client(`${gw.url}/fx/mcp`, {
         negotiation,
         token: "alice-token-0123456789abcdef",
       });
       try {
-        assert.equal(v2.client.getNegotiatedProtocolVersion(), PINNED_VERSION, negotiation);
+        assert.equal(v2.client.getNegotiatedProtocolVersion(), expected[negotiation], negotiation);
         const { tools } = await v2.client.listTools();
         assert.ok(tools.some((tool) => tool.name === "test_simple_text"), negotiation);
         const called = await v2.client.callTool({ name: "test_simple_text", arguments: {} });
@@ -192,9 +194,9 @@ Deno.test("the v2 SDK client, pinned to 2026-07-28 or negotiating, works through
         await v2.close();
       }
     }
-    // The person's one link served both clients.
+    // The person's one link served both 2026 clients; the default client has its own session.
     const started = gw.logs.filter((line) => line.includes('"backend process started"'));
-    assert.equal(started.length, 1, started.join("\n"));
+    assert.equal(started.length, 2, started.join("\n"));
   } finally {
     await gw.close();
   }
