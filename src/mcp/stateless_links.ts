@@ -120,6 +120,8 @@ export class StatelessLink {
 
 /** The links of this process, one per (person, server), opened on first use. */
 export class StatelessLinks {
+  /** Links whose opening has settled, by the promise the pools hold. */
+  readonly #opened = new WeakMap<Promise<StatelessLink>, StatelessLink>();
   /** The person's links to a server, by `person\nserver`. */
   readonly #pools = new Map<string, Set<Promise<StatelessLink>>>();
 
@@ -152,7 +154,8 @@ export class StatelessLinks {
     let pool = this.#pools.get(key);
     if (!pool) this.#pools.set(key, pool = new Set());
     for (const entry of [...pool]) {
-      const link = await entry.catch(() => undefined);
+      // An open link is taken as it is: no await (and no turn of the event loop) per request.
+      const link = this.#opened.get(entry) ?? await entry.catch(() => undefined);
       if (!link || link.closed) {
         pool.delete(entry);
         continue;
@@ -165,7 +168,10 @@ export class StatelessLinks {
       pool.delete(opening);
       if (pool.size === 0 && this.#pools.get(key) === pool) this.#pools.delete(key);
     };
-    opening.then((link) => link.onClosed(forget), forget);
+    opening.then((link) => {
+      this.#opened.set(opening, link);
+      link.onClosed(forget);
+    }, forget);
     let link: StatelessLink;
     try {
       link = await opening;
