@@ -59,9 +59,7 @@ export async function openSessionOrAnswer(
   try {
     return await ctx.sessions.open(ctx.server, ctx.principal);
   } catch (error) {
-    if (error instanceof SessionLimitError) {
-      return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
-    }
+    if (error instanceof SessionLimitError) return tooManySessions(error);
     if (error instanceof CredentialRequiredError) {
       // The request was fine; the person has something to do first. A JSON-RPC answer
       // reaches the person through their client; without a request, an HTTP refusal.
@@ -69,9 +67,23 @@ export async function openSessionOrAnswer(
       const body = credentialRpcError(error, supportsUrlElicitation(clientCapabilities));
       return jsonResponse(errorResponse(requestId, body.code, body.message, body.data), 200);
     }
-    ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
-    return couldNotStart(ctx, (error as Error).message, requestId);
+    return backendFailedToStart(ctx, error, requestId);
   }
+}
+
+/** 429: the person (or everyone) is at the session limit, and no session could make room. */
+export function tooManySessions(error: SessionLimitError): Response {
+  return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
+}
+
+/** The backend would not start for this request: logged, and the 502 to answer. */
+export function backendFailedToStart(
+  ctx: FrontContext,
+  error: unknown,
+  requestId?: RequestId,
+): Response {
+  ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
+  return couldNotStart(ctx, (error as Error).message, requestId);
 }
 
 /** 502: the backend could not start, and why (a JSON-RPC error carrying `requestId` if any). */

@@ -17,9 +17,10 @@ import { discoverFromInitialize } from "../translate/discover.ts";
 import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { Json } from "../translate/json_shape.ts";
-import type { FrontContext } from "./context.ts";
+import { backendFailedToStart, type FrontContext, tooManySessions } from "./context.ts";
+import { progressTokenOf } from "../link_calls.ts";
 import { continueWithInput, credentialInput, startTakingInput } from "./stateless_calls.ts";
-import { httpError, jsonResponse } from "./http_util.ts";
+import { jsonResponse } from "./http_util.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import { handleListen } from "./stateless_listen.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
@@ -51,7 +52,7 @@ export async function handleStatelessRequest(
   }
   if (message.method === "subscriptions/listen") return await handleListen(message, link, ctx);
   if (input) {
-    if (!wantsProgress(message)) {
+    if (progressTokenOf(message) === undefined) {
       const served = await startTakingInput(message, choice.envelope, link, ctx);
       return answer(served.body, served.status);
     }
@@ -81,11 +82,6 @@ export function handleStatelessNotification(_choice: StatelessNotification): Res
   return new Response(null, { status: 202 });
 }
 
-function wantsProgress(message: { params?: Record<string, unknown> }): boolean {
-  const meta = message.params?._meta as Record<string, unknown> | undefined;
-  return meta?.progressToken !== undefined;
-}
-
 /** A request the revision check refused: its status, and the JSON-RPC error with its id. */
 export function refusalResponse(refusal: Refusal): Response {
   return answer(errorBody(refusal.id, refusal.code, refusal.message, refusal.data), refusal.status);
@@ -98,19 +94,9 @@ function answer(body: RpcResponse | ReturnType<typeof errorBody>, status = 200):
 /** Why no link could be had, as the client must hear it. */
 function linkRefusal(error: unknown, choice: StatelessRequest, ctx: FrontContext): Response {
   const id = choice.message.id;
-  if (error instanceof SessionLimitError) {
-    return httpError(429, "too_many_sessions", error.message, { "retry-after": "60" });
-  }
+  if (error instanceof SessionLimitError) return tooManySessions(error);
   if (error instanceof CredentialRequiredError) {
     return answer(errorBody(id, RpcErrorCode.backendError, error.message, { url: error.pageUrl }));
   }
-  ctx.logger.warn("backend failed to start", { server: ctx.server.name, error });
-  return answer(
-    errorBody(
-      id,
-      RpcErrorCode.backendError,
-      `The backend "${ctx.server.name}" could not start: ${(error as Error).message}`,
-    ),
-    502,
-  );
+  return backendFailedToStart(ctx, error, id);
 }
