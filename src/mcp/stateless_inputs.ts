@@ -7,7 +7,7 @@
  */
 import type { Clock, Timer } from "../core/clock.ts";
 import { randomHex } from "../crypto/random.ts";
-import type { RpcResponse } from "./jsonrpc.ts";
+import { RpcErrorCode, type RpcResponse } from "./jsonrpc.ts";
 import type { LinkCall, StatelessLink } from "./stateless_links.ts";
 import type { AskedInput } from "./translate/input_requests.ts";
 
@@ -55,7 +55,7 @@ export class WaitingInputs {
     const declined: RpcResponse[] = input.asked.map((entry) => ({
       jsonrpc: "2.0",
       id: entry.backendId,
-      error: { code: -32603, message: "the client did not answer in time" },
+      error: { code: RpcErrorCode.internalError, message: "the client did not answer in time" },
     }));
     await input.call.answer(declined).catch(() => {});
     await input.call.cancel("the client did not answer in time").catch(() => {});

@@ -150,7 +150,7 @@ export class StatelessLinks {
     principal: Principal,
     forInput = false,
   ): Promise<StatelessLink> {
-    const key = `${principal.id}\n${server.name}`;
+    const key = personAndServer(principal, server);
     let pool = this.#pools.get(key);
     if (!pool) this.#pools.set(key, pool = new Set());
     for (const entry of [...pool]) {
@@ -198,7 +198,7 @@ export class StatelessLinks {
     principal: Principal,
     listener: (notification: RpcNotification) => void,
   ): () => void {
-    const key = `${principal.id}\n${server.name}`;
+    const key = personAndServer(principal, server);
     let listeners = this.#listeners.get(key);
     if (!listeners) this.#listeners.set(key, listeners = new Set());
     listeners.add(listener);
@@ -212,7 +212,7 @@ export class StatelessLinks {
 
   async #open(server: ServerConfig, principal: Principal): Promise<StatelessLink> {
     const session = await this.sessions.open(server, principal);
-    const key = `${principal.id}\n${server.name}`;
+    const key = personAndServer(principal, server);
     const channel = new LinkChannel(
       (message) => void session.fromClient(message),
       (notification) => {
@@ -245,4 +245,9 @@ export class StatelessLinks {
     await session.fromClient({ jsonrpc: "2.0", method: "notifications/initialized" });
     return new StatelessLink(session, channel, this.clock, answer.result);
   }
+}
+
+/** What the pools and listeners are kept by: one person's links to one server. */
+function personAndServer(principal: Principal, server: ServerConfig): string {
+  return `${principal.id}\n${server.name}`;
 }

@@ -27,14 +27,13 @@ import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { FrontContext } from "./context.ts";
 import type { StatelessEnvelope } from "./revision.ts";
+import { ModernErrorCode } from "../protocol_versions.ts";
 
 /** The answer to send the client, with its HTTP status. */
 export interface CallAnswer {
   body: RpcResponse;
   status: number;
 }
-
-const INVALID_PARAMS = -32602;
 
 /** Runs a new call on `link` (whose input slot it holds). */
 export async function startTakingInput(
@@ -157,7 +156,11 @@ function answer(message: RpcRequest, result: Json): CallAnswer {
 
 function inBand(message: RpcRequest, text: string): CallAnswer {
   return {
-    body: { jsonrpc: "2.0", id: message.id, error: { code: INVALID_PARAMS, message: text } },
+    body: {
+      jsonrpc: "2.0",
+      id: message.id,
+      error: { code: ModernErrorCode.invalidParams, message: text },
+    },
     status: 200,
   };
 }
