@@ -4,6 +4,7 @@
  * a served version (-32022), a method the revision still has (404 / -32601). Each message
  * says what is wrong and what to send instead. `revision.ts` decides which checks run.
  */
+import { isObject } from "../translate/json_shape.ts";
 import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
 import {
   decodeHeaderValue,
@@ -203,16 +204,6 @@ export function trimOws(value: string): string {
   const last = value.charCodeAt(value.length - 1);
   if (first !== 0x20 && first !== 0x09 && last !== 0x20 && last !== 0x09) return value;
   return value.replace(/^[ \t]+|[ \t]+$/g, "");
-}
-
-export function metaOf(params: unknown): Fields | undefined {
-  if (typeof params !== "object" || params === null) return undefined;
-  const meta = (params as Fields)._meta;
-  return isObject(meta) ? meta : undefined;
-}
-
-function isObject(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Mcp-Name and Mcp-Param-* carry what is not plain ASCII in base64; other headers as is. */

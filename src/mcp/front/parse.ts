@@ -1,6 +1,7 @@
 /** Turns a client's POST body into one JSON-RPC message, or the error response to send. */
 import { type Classified, classify, RpcErrorCode } from "../jsonrpc.ts";
 import { rpcError } from "./http_util.ts";
+import { isObject } from "../translate/json_shape.ts";
 
 export function parseClientMessage(text: string): Classified | Response {
   const value = parseJsonBody(text);
@@ -63,8 +64,4 @@ export function initializeParamsProblem(params: unknown): string | undefined {
     return 'initialize needs params.clientInfo.version (a string such as "1.0.0")';
   }
   return undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -25,7 +25,6 @@ import {
   headerMismatch,
   type HeaderReader,
   isValidModernClaim,
-  metaOf,
   missingClaim,
   missingHeader,
   nameHeaderProblem,
@@ -37,6 +36,7 @@ import {
   unsupportedVersion,
   versionMismatch,
 } from "./envelope.ts";
+import { metaOf } from "../translate/json_shape.ts";
 
 export type { HeaderReader, Refusal };
 
