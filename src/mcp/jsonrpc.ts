@@ -129,8 +129,7 @@ export function errorResponse(
   message: string,
   data?: unknown,
 ): JSONRPCMessage {
-  const error = data === undefined ? { code, message } : { code, message, data };
-  return { jsonrpc: "2.0", id, error };
+  return { jsonrpc: "2.0", id, error: errorBody(id, code, message, data).error };
 }
 
 /** The error answer as an HTTP body, which may carry a null id (JSON-RPC 2.0 §5). */
