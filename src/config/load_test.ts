@@ -30,8 +30,9 @@ servers:
   assert.equal(config.limits.maxMessageBytes, 4 * 1024 * 1024);
   assert.equal(config.limits.sessionIdleTimeoutMs, 300_000);
   const auth = config.servers.get("demo" as never)!.serviceAuths[0];
+  assert.equal(auth.type, "bearer");
   assert.deepEqual(auth.tokens.map((t) => t.reveal()), ["from-env", "fallback"]);
-  assert.equal(JSON.stringify(auth), '{"type":"bearer","tokens":["***","***"]}');
+  assert.equal(JSON.stringify(auth), '{"type":"bearer","tokens":["***","***"],"groups":[]}');
 });
 
 Deno.test("parseConfigText() reports every error with its path, line and a hint", () => {

@@ -134,7 +134,7 @@ function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): Servic
         c.fail([...at, "tokens", j], "a token must be non-empty, without surrounding spaces");
       }
     });
-    auths.push({ type: "bearer", tokens: tokens.map((t) => new Secret(t)) });
+    auths.push({ type: "bearer", tokens: tokens.map((t) => new Secret(t)), groups: [] });
   });
   return auths;
 }

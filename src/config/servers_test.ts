@@ -260,7 +260,7 @@ all:
     files: {
       name: "files",
       public: false,
-      serviceAuths: [{ type: "bearer", tokens: [{ secret: "ci-token" }] }],
+      serviceAuths: [{ type: "bearer", tokens: [{ secret: "ci-token" }], groups: [] }],
       forwardRoots: true,
       protocol: "auto",
       secretValues: [],

@@ -74,18 +74,55 @@ export interface RateLimitConfig {
   registerPerAddress?: Rate;
 }
 
+/** Who a rule admits: any one entry matching admits. Addresses and domains are lower-cased. */
+export interface AccessRule {
+  emails: string[];
+  domains: string[];
+  groups: string[];
+}
+
+/** These tools (glob patterns) only for people who pass `access`. */
+export interface ToolRule {
+  tools: string[];
+  access: AccessRule;
+}
+
+/** Which of a server's tools a caller sees and may call (`tools:`). */
+export interface ToolPolicy {
+  /** Glob patterns; absent: every tool not denied. */
+  allow?: string[];
+  deny: string[];
+  rules: ToolRule[];
+}
+
 export interface BearerAuth {
   type: "bearer";
   tokens: Secret[];
+  /** The groups that access rules see for a caller with one of these tokens. */
+  groups: string[];
 }
 
-export type ServiceAuth = BearerAuth;
+/** HTTP Basic, for clients that can send nothing else. */
+export interface BasicAuth {
+  type: "basic";
+  username: string;
+  password: Secret;
+  groups: string[];
+}
+
+export type ServiceAuth = BearerAuth | BasicAuth;
 
 interface ServerCommon {
   name: ServerName;
   /** No authentication at all; refused unless said explicitly. */
   public: boolean;
   serviceAuths: ServiceAuth[];
+  /** Who may use this server; absent: everyone who may sign in. */
+  access?: AccessRule;
+  /** Which tools callers see and may call; absent: all. */
+  tools?: ToolPolicy;
+  /** Overrides `limits.requestTimeout` for this server. */
+  requestTimeoutMs?: number;
   /**
    * Present when the backend acts as the person (`requiresUserToken: true`): how each person
    * supplies their own credential, injected as `{{user.token}}`.
@@ -190,6 +227,8 @@ export interface IdpConfig {
   clientId: string;
   clientSecret: Secret;
   scopes: string[];
+  /** oidc and azure: the ID-token or userinfo claim listing the person's groups. */
+  groupsClaim?: string;
   /** GitHub web and API roots; differ from github.com only for GitHub Enterprise Server. */
   githubUrl: string;
   githubApiUrl: string;

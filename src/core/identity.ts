@@ -8,6 +8,11 @@ export interface Identity {
   name?: string;
   /** GitHub: the organisations the person belongs to (lower-case logins). */
   orgs?: string[];
+  /**
+   * Groups for access rules: the `groupsClaim` of oidc and azure; GitHub organisations as
+   * `org` and teams as `org/team-slug`.
+   */
+  groups?: string[];
   /** GitHub: every verified address, for domain and address rules. */
   verifiedEmails?: string[];
 }

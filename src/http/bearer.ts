@@ -41,7 +41,8 @@ export async function createAuthenticator(
         Promise.resolve({ ok: true, principal: { id: userId(`anonymous:${remoteAddress}`) } }),
     };
   }
-  const tokens = server.serviceAuths.flatMap((auth) => auth.tokens).map((t) => t.reveal());
+  const tokens = server.serviceAuths.flatMap((auth) => auth.type === "bearer" ? auth.tokens : [])
+    .map((t) => t.reveal());
   const digests = tokens.map(sha256);
   // Worked out once: who each configured token stands for.
   const principals: Principal[] = await Promise.all(
