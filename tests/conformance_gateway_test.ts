@@ -5,7 +5,11 @@
  * 2026-only one, and `--requirements 2025-11-25` in front of the 2026-only fixture.
  */
 import assert from "node:assert/strict";
-import { LEGACY_EVERYTHING_STDIO, startGateway } from "./fixtures/gateway.ts";
+import {
+  LEGACY_EVERYTHING_STDIO,
+  MODERN_EVERYTHING_STDIO,
+  startGateway,
+} from "./fixtures/gateway.ts";
 import { SCORED_2025, SCORED_2026 } from "./fixtures/conformance_baselines.ts";
 import { startModernFixture } from "./fixtures/modern_server.ts";
 import { describeRun, passing, runConformance } from "./fixtures/conformance_run.ts";
@@ -17,13 +21,6 @@ import { describeRun, passing, runConformance } from "./fixtures/conformance_run
  * gateway calls the tool and passes on its question (a warning, not a failure, in the suite).
  */
 const NOT_THROUGH_2025_BACKEND = ["input-required-result-ignore-extra-params"];
-
-/**
- * The same scenario in front of the 2026-only fixture: a 2026 client's requests still reach
- * the backend through the person's 2025 session at the gateway (no pass-through yet), so the
- * answers it sends before being asked are lost there too.
- */
-const NOT_THROUGH_2026_BACKEND = ["input-required-result-ignore-extra-params"];
 
 Deno.test("2026-07-28 conformance through the gateway to a 2025-only backend matches the direct run", async () => {
   // The suite sends Origin: http://localhost:PORT; the gateway's own loopback names pass.
@@ -65,9 +62,7 @@ servers:
       console.log(`conformance ${requirements} through the gateway to 2026:\n${describeRun(run)}`);
       const problems = [...run.results].filter(([, r]) => r.problems.length)
         .map(([name, r]) => `${name}: ${r.problems.join("; ")}`).join("\n");
-      const expected = requirements === "2025-11-25"
-        ? SCORED_2025
-        : SCORED_2026.filter((name) => !NOT_THROUGH_2026_BACKEND.includes(name));
+      const expected = requirements === "2025-11-25" ? SCORED_2025 : SCORED_2026;
       assert.deepEqual(passing(run, true), expected, `scored scenarios fail:\n${problems}`);
     } finally {
       await gw.close();
@@ -75,3 +70,27 @@ servers:
     }
   });
 }
+
+Deno.test("2026-07-28 conformance through the gateway to a 2026-only stdio backend matches the direct run", async () => {
+  // Each request passes to the person's own child as the client sent it (stateless_passage.ts).
+  const gw = await startGateway(`
+baseUrl: "http://127.0.0.1:{{PORT}}"
+limits: { requestTimeout: 20s }
+servers:
+  modern:
+    transport: stdio
+    ${MODERN_EVERYTHING_STDIO}
+    public: true
+`);
+  try {
+    const run = await runConformance(`${gw.url}/modern/mcp`, "2026-07-28");
+    console.log(
+      `conformance 2026-07-28 through the gateway to 2026 over stdio:\n${describeRun(run)}`,
+    );
+    const problems = [...run.results].filter(([, r]) => r.problems.length)
+      .map(([name, r]) => `${name}: ${r.problems.join("; ")}`).join("\n");
+    assert.deepEqual(passing(run, true), SCORED_2026, `scored scenarios fail:\n${problems}`);
+  } finally {
+    await gw.close();
+  }
+});

@@ -93,6 +93,21 @@ export const ModernErrorCode = {
   legacyResourceNotFound: -32002,
 } as const;
 
+/**
+ * The HTTP status of a 2026-07-28 answer carrying `errorCode`: 404 for a method the server
+ * lacks, 400 for the errors the revision says are the request's fault before any handler ran
+ * (headers, capabilities, version), 200 for everything answered in band.
+ */
+export function modernHttpStatus(errorCode: number | undefined): number {
+  if (errorCode === -32601) return 404;
+  if (
+    errorCode === ModernErrorCode.headerMismatch ||
+    errorCode === ModernErrorCode.missingRequiredClientCapability ||
+    errorCode === ModernErrorCode.unsupportedProtocolVersion
+  ) return 400;
+  return 200;
+}
+
 /** The reserved `_meta` keys of 2026-07-28. */
 export const MetaKey = {
   /** Request: the revision of this request; required, equals `MCP-Protocol-Version`. */

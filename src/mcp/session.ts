@@ -295,6 +295,11 @@ export class Session {
     return this.#backend.continuable;
   }
 
+  /** Whether the backend speaks 2026-07-28 (known once initialize has been answered). */
+  get backendSpeaksModern(): boolean {
+    return this.#backend.speaksModern;
+  }
+
   async #end(reason: string, stopBackend: () => Promise<void>): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

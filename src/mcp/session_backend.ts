@@ -50,6 +50,11 @@ export class SessionBackend {
     return this.backend.continuable?.() ?? true;
   }
 
+  /** Whether the backend speaks 2026-07-28 (known once initialize has been answered). */
+  get speaksModern(): boolean {
+    return this.backend.speaksModern?.() ?? false;
+  }
+
   async start(): Promise<void> {
     await this.backend.transport.start();
   }

@@ -19,6 +19,7 @@ import type { Session } from "./session.ts";
 import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
 import { WaitingInputs } from "./stateless_inputs.ts";
 import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
+import { passAsItIs } from "./backends/passage.ts";
 
 export { type CallStep, LinkCall } from "./link_calls.ts";
 
@@ -43,6 +44,14 @@ export class StatelessLink {
     return this.session.closed;
   }
 
+  /**
+   * True when the backend speaks 2026-07-28 too: requests then pass to it as their client sent
+   * them (`passAsItIs`), and nothing asked of the client needs attributing to a call.
+   */
+  get passes(): boolean {
+    return this.session.backendSpeaksModern;
+  }
+
   onClosed(listener: () => void): void {
     this.session.onClose(() => listener());
   }
@@ -58,15 +67,19 @@ export class StatelessLink {
     return true;
   }
 
-  /** Sends `request` under an id of the link's own; the call says what came of it. */
+  /**
+   * Sends `request` under an id of the link's own; the call says what came of it. On a link
+   * that `passes`, the request goes to the backend as it is.
+   */
   async start(
     request: RpcRequest,
     onProgress?: (notification: RpcNotification) => void,
   ): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
+    const asItIs = this.passes;
     const call = new LinkCall(
       id,
-      takesInput(request.method),
+      !asItIs && takesInput(request.method),
       (message) => this.toBackend(message),
       this.clock,
     );
@@ -85,7 +98,7 @@ export class StatelessLink {
         });
     }
     this.channel.track(call);
-    await this.session.fromClient(sent as JSONRPCMessage);
+    await this.session.fromClient((asItIs ? passAsItIs(sent) : sent) as JSONRPCMessage);
     return call;
   }
 
@@ -160,7 +173,7 @@ export class StatelessLinks {
         pool.delete(entry);
         continue;
       }
-      if (!forInput || link.claimInput()) return link;
+      if (!forInput || link.passes || link.claimInput()) return link;
     }
     const opening = this.#open(server, principal);
     pool.add(opening);
@@ -185,7 +198,9 @@ export class StatelessLinks {
       }
       throw error;
     }
-    if (forInput && !link.claimInput()) return await this.linkFor(server, principal, forInput);
+    if (forInput && !link.passes && !link.claimInput()) {
+      return await this.linkFor(server, principal, forInput);
+    }
     return link;
   }
 

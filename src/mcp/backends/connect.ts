@@ -64,6 +64,11 @@ export interface Backend {
    * 2026-07-28 has no session to continue: its calls carry the session's `_meta` from here).
    */
   continuable?(): boolean;
+  /**
+   * True once the backend is known to speak 2026-07-28: a 2026 client's requests then pass to
+   * it as they are (passage.ts).
+   */
+  speaksModern?(): boolean;
   /** True when `error` says the backend no longer knows this session (it was ended there). */
   sessionGone?(error: unknown): boolean;
 }
@@ -178,7 +183,7 @@ function createTransport(
       switchOptions(server, options, child, (pipe) => new PipeWire(pipe)),
     );
     const close = () => transport.close().catch(() => {});
-    return { transport, close, detach: close };
+    return { transport, close, detach: close, speaksModern: () => transport.speaksModern };
   }
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
@@ -229,6 +234,7 @@ function createTransport(
     detach,
     sharedSessionId: () => sdk.sessionId,
     continuable: () => !(transport instanceof RevisionSwitch && transport.speaksModern),
+    speaksModern: () => transport instanceof RevisionSwitch && transport.speaksModern,
     // The spec's answer to a request for a session the server no longer has is 404.
     sessionGone: (error) =>
       sdk.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404,

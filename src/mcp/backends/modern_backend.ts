@@ -26,6 +26,7 @@ import {
   withLogLevel,
 } from "../translate/request_meta.ts";
 import { ModernCalls } from "./modern_calls.ts";
+import { passesAsItIs } from "./passage.ts";
 import { ListenKeeper } from "./modern_listen.ts";
 import type { ModernWire } from "./modern_wire.ts";
 import { probeRevision, type Verdict } from "./revision_probe.ts";
@@ -108,6 +109,7 @@ export class ModernBackend implements Transport {
   }
 
   #request(request: RpcRequest): void {
+    if (passesAsItIs(request)) return this.#calls.start(request);
     switch (request.method) {
       case "initialize":
         return void this.#initialize(request);

@@ -4,7 +4,9 @@
  * `Mcp-Param-*` headers its tool wants), its answer given back under the client's id in 2025
  * form. An `input_required` answer is asked of the client (modern_inputs.ts) and the request
  * sent again with the answers, round after round up to a bound. A request the client cancels
- * (or the session times out) is given up at the backend too.
+ * (or the session times out) is given up at the backend too. A 2026 client's request that
+ * passes as it is (passage.ts) goes once, with its own envelope, and its answer comes back
+ * untranslated.
  */
 import type { Clock } from "../../core/clock.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
@@ -23,6 +25,7 @@ import { responseFor2025 } from "../translate/results.ts";
 import { InputRelay } from "./modern_inputs.ts";
 import { CallAbandoned, type ModernWire } from "./modern_wire.ts";
 import { ToolHeaderMarks } from "./param_headers.ts";
+import { passesAsItIs } from "./passage.ts";
 
 /** Rounds of `input_required` one request may go through (the SDK client's own bound). */
 export const MAX_INPUT_ROUNDS = 10;
@@ -44,6 +47,8 @@ export interface ModernCallsOptions {
 
 interface Call {
   readonly request: RpcRequest;
+  /** A 2026 client's request, sent with its own envelope and answered as the backend wrote. */
+  readonly asItIs: boolean;
   params: Json;
   rounds: number;
   abort?: AbortController;
@@ -66,6 +71,7 @@ export class ModernCalls {
   start(request: RpcRequest): void {
     const call: Call = {
       request,
+      asItIs: passesAsItIs(request),
       params: request.params ?? {},
       rounds: 0,
       cancelled: false,
@@ -106,6 +112,9 @@ export class ModernCalls {
       for (const completion of call.completions.splice(0)) {
         this.options.deliver(completion as JSONRPCMessage);
       }
+      if (call.asItIs) {
+        return this.options.deliver({ ...response, id: call.request.id } as JSONRPCMessage);
+      }
       const result = response.result;
       if (result?.resultType !== "input_required") {
         if (call.request.method === "tools/list") this.#marks.learn(result?.tools);
@@ -136,15 +145,13 @@ export class ModernCalls {
   /** Sends the request once, under a fresh id; undefined when it came to nothing here. */
   async #attempt(call: Call): Promise<RpcResponse | undefined> {
     const { request } = call;
-    const message = messageFor2026Backend(
-      {
-        jsonrpc: "2.0" as const,
-        id: this.options.nextId(),
-        method: request.method,
-        params: call.params,
-      },
-      this.options.meta(),
-    );
+    const sent = {
+      jsonrpc: "2.0" as const,
+      id: this.options.nextId(),
+      method: request.method,
+      params: call.params,
+    };
+    const message = call.asItIs ? sent : messageFor2026Backend(sent, this.options.meta());
     const abort = call.abort = new AbortController();
     try {
       const headers = await this.#headersFor(request.method, call.params);

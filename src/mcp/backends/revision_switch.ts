@@ -71,12 +71,12 @@ export class RevisionSwitch implements Transport {
     this.#pipe = options.legacy();
   }
 
-  /** The 2025 transport's session id (none once the backend is known to speak 2026). */
   /** Whether the backend turned out to speak 2026-07-28 (the session is then served here). */
   get speaksModern(): boolean {
     return this.#active !== undefined && this.#active !== this.#pipe;
   }
 
+  /** The 2025 transport's session id (none once the backend is known to speak 2026). */
   get sessionId(): string | undefined {
     return this.#active === this.#pipe ? this.#pipe.sessionId : undefined;
   }

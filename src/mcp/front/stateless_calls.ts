@@ -47,12 +47,14 @@ export async function startTakingInput(
   return await drive(call, message, envelope, link, ctx);
 }
 
-/** Continues the waiting call that the retry's `requestState` names, with its answers. */
-export async function continueWithInput(
+/**
+ * The reference a retry's `requestState` was sealed with, or the client's answer when the
+ * state is not one this gateway issued for this person, server and request.
+ */
+export async function openRetryState(
   message: RpcRequest,
-  envelope: StatelessEnvelope,
   ctx: FrontContext,
-): Promise<CallAnswer> {
+): Promise<string | CallAnswer> {
   const params = (message.params ?? {}) as Json;
   const binding = {
     person: ctx.principal.id,
@@ -60,19 +62,28 @@ export async function continueWithInput(
     method: message.method,
     params,
   };
-  let ref: string;
   try {
-    ref = (await openRequestState(
+    const opened = await openRequestState(
       ctx.links.stateKeys,
       ctx.sessions.clock,
       params.requestState,
       binding,
-    ))
-      .pending;
+    );
+    return opened.pending;
   } catch (error) {
     if (!(error instanceof RequestStateError)) throw error;
     return { body: requestStateRefusal(message.id, error), status: 200 };
   }
+}
+
+/** Continues the waiting call that `ref` (from `openRetryState`) names, with its answers. */
+export async function continueWithInput(
+  message: RpcRequest,
+  envelope: StatelessEnvelope,
+  ctx: FrontContext,
+  ref: string,
+): Promise<CallAnswer> {
+  const params = (message.params ?? {}) as Json;
   const waiting = ctx.links.waiting.take(ref);
   if (!waiting) {
     return inBand(

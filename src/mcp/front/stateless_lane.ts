@@ -6,10 +6,12 @@
  *
  * A backend's own requests (elicitation, sampling, roots) during a call that may take input
  * reach its client as `input_required` (stateless_calls.ts); list changes and resource
- * updates reach `subscriptions/listen` streams (stateless_listen.ts).
+ * updates reach `subscriptions/listen` streams (stateless_listen.ts). A backend that speaks
+ * 2026-07-28 too gets each request as the client sent it (stateless_passage.ts), listens
+ * excepted: those are served from the link's one backend listen.
  */
 import { CredentialRequiredError } from "../../core/credential_required.ts";
-import { takesInput } from "../protocol_versions.ts";
+import { ModernErrorCode, takesInput } from "../protocol_versions.ts";
 import { errorBody, RpcErrorCode, type RpcResponse } from "../jsonrpc.ts";
 import { SessionLimitError } from "../sessions.ts";
 import type { StatelessLink } from "../stateless_links.ts";
@@ -19,7 +21,13 @@ import { responseFor2026 } from "../translate/results.ts";
 import type { Json } from "../translate/json_shape.ts";
 import { backendFailedToStart, type FrontContext, tooManySessions } from "./context.ts";
 import { progressTokenOf } from "../link_calls.ts";
-import { continueWithInput, credentialInput, startTakingInput } from "./stateless_calls.ts";
+import {
+  continueWithInput,
+  credentialInput,
+  openRetryState,
+  startTakingInput,
+} from "./stateless_calls.ts";
+import { passedState, passThrough } from "./stateless_passage.ts";
 import { jsonResponse } from "./http_util.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import { handleListen } from "./stateless_listen.ts";
@@ -31,11 +39,18 @@ export async function handleStatelessRequest(
 ): Promise<Response> {
   const { message } = choice;
   const input = takesInput(message.method);
+  // A retry's state names a call waiting here, or (a 2026 backend) carries the backend's own.
+  let backendState: string | undefined;
   if (
     input && (message.params as Record<string, unknown> | undefined)?.requestState !== undefined
   ) {
-    const served = await continueWithInput(message, choice.envelope, ctx);
-    return answer(served.body, served.status);
+    const ref = await openRetryState(message, ctx);
+    if (typeof ref !== "string") return answer(ref.body, ref.status);
+    backendState = passedState(ref);
+    if (backendState === undefined) {
+      const served = await continueWithInput(message, choice.envelope, ctx, ref);
+      return answer(served.body, served.status);
+    }
   }
   let link: StatelessLink;
   try {
@@ -45,6 +60,18 @@ export async function handleStatelessRequest(
       ? credentialInput(error, message, choice.envelope)
       : undefined;
     return input ? answer(input.body, input.status) : linkRefusal(error, choice, ctx);
+  }
+  if (link.passes && message.method !== "subscriptions/listen") {
+    return await passThrough(message, link, ctx, backendState);
+  }
+  if (backendState !== undefined) {
+    // Sealed for a 2026 backend that now speaks 2025 (it was replaced meanwhile).
+    return answer(errorBody(
+      message.id,
+      ModernErrorCode.invalidParams,
+      "the backend this requestState was issued for has changed: send the original request " +
+        "again without requestState and inputResponses",
+    ));
   }
   if (message.method === "server/discover") {
     const result = discoverFromInitialize(link.initializeResult);

@@ -37,15 +37,21 @@ export interface RequestStateBinding {
 }
 
 export interface OpenedRequestState {
-  /** The reference of the waiting backend request, as given to sealRequestState. */
+  /**
+   * The reference given to sealRequestState: a waiting backend request's, or a 2026 backend's
+   * own state (stateless_passage.ts).
+   */
   pending: string;
   expiresAt: number;
 }
 
 /** Associated data: a state opens only as a request state of this format. */
 const PURPOSE = "gatehouse/mcp-request-state/v1";
-/** Far beyond a sealed state's size; anything longer is refused before decryption. */
-const MAX_STATE_CHARS = 4096;
+/**
+ * Anything longer is refused before decryption. A state of the gateway's own is far smaller;
+ * one that carries a 2026 backend's state (stateless_passage.ts) grows with it.
+ */
+export const MAX_STATE_CHARS = 65_536;
 
 /** The digest of a request's params that a state binds: same params, any key order. */
 export async function paramsDigest(params: Json | undefined): Promise<string> {

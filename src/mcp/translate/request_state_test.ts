@@ -4,6 +4,7 @@ import { type ServerName, userId } from "../../core/ids.ts";
 import { Secret } from "../../core/secret.ts";
 import { deriveAesKey } from "../../crypto/keys.ts";
 import {
+  MAX_STATE_CHARS,
   openRequestState,
   paramsDigest,
   type RequestStateBinding,
@@ -125,7 +126,7 @@ for (const row of REFUSALS) {
 
 Deno.test("openRequestState() refuses a state past its size limit, even one sealed here", async () => {
   const clock = frozen();
-  const state = await sealRequestState(key, clock, BINDING, "p".repeat(4000), TTL);
+  const state = await sealRequestState(key, clock, BINDING, "p".repeat(MAX_STATE_CHARS), TTL);
   await assert.rejects(
     () => openRequestState([key], clock, state, BINDING),
     (error: unknown) =>

@@ -1,0 +1,91 @@
+/**
+ * A 2026-07-28 client's request to a backend that speaks 2026-07-28 too: it passes through the
+ * person's link as the client sent it (its own `_meta` envelope, after the front's header and
+ * envelope checks), and the backend's answer comes back as the backend wrote it. One thing is
+ * the gateway's: a `requestState` the backend hands out with `input_required` is sealed for
+ * this person, server and request before the client sees it, and opened again on the retry,
+ * so a state cannot be forged, carried to another person or server, or kept past its time.
+ */
+import { errorBody, RpcErrorCode, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
+import type { StatelessLink } from "../stateless_links.ts";
+import { ended, progressTokenOf } from "../link_calls.ts";
+import { isObject, type Json } from "../translate/json_shape.ts";
+import { modernHttpStatus } from "../protocol_versions.ts";
+import { sealRequestState } from "../translate/request_state.ts";
+import type { FrontContext } from "./context.ts";
+import { jsonResponse } from "./http_util.ts";
+import { SSE_HEADERS, SseWriter } from "./sse.ts";
+
+/** What the sealed reference of a passed-through state starts with (the backend's follows). */
+const PASSAGE_PREFIX = "passage:";
+
+/**
+ * How long a sealed backend state is accepted: nothing waits at the gateway meanwhile (the
+ * backend keeps its own state), so this only bounds replay; long enough for a person to fill
+ * in a form.
+ */
+export const PASSAGE_STATE_TTL_MS = 10 * 60_000;
+
+/** The backend's own state inside an opened reference, or undefined for a waiting call's. */
+export function passedState(reference: string): string | undefined {
+  return reference.startsWith(PASSAGE_PREFIX) ? reference.slice(PASSAGE_PREFIX.length) : undefined;
+}
+
+/**
+ * Sends `message` on `link` (which `passes`), with `backendState` in place of the client's
+ * sealed state on a retry. Progress, when asked for, goes on the request's SSE stream.
+ */
+export async function passThrough(
+  message: RpcRequest,
+  link: StatelessLink,
+  ctx: FrontContext,
+  backendState?: string,
+): Promise<Response> {
+  const sent = backendState === undefined
+    ? message
+    : { ...message, params: { ...message.params, requestState: backendState } };
+  if (progressTokenOf(message) === undefined) {
+    const response = await sealed(await link.call(sent), message, ctx);
+    return jsonResponse(response, statusOf(response));
+  }
+  const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
+  const send = (body: unknown) => writer.write({ event: "message", data: JSON.stringify(body) });
+  void (async () => {
+    const call = await link.start(sent, send);
+    const step = await call.next();
+    const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
+    send(await sealed({ ...response, id: message.id }, message, ctx));
+  })().catch((error) => {
+    ctx.logger.warn("stateless call failed", { server: ctx.server.name, error });
+    send(errorBody(message.id, RpcErrorCode.backendError, "the gateway failed this call"));
+  }).finally(() => writer.close());
+  return new Response(writer.body, { headers: SSE_HEADERS });
+}
+
+/** The status the backend's answer would have had over HTTP, whatever its transport. */
+function statusOf(response: RpcResponse): number {
+  return modernHttpStatus(response.error?.code);
+}
+
+/** `response` with the backend's `requestState` (if it gave one) sealed for this request. */
+async function sealed(
+  response: RpcResponse,
+  message: RpcRequest,
+  ctx: FrontContext,
+): Promise<RpcResponse> {
+  const result = response.result as Json | undefined;
+  if (!isObject(result) || typeof result.requestState !== "string") return response;
+  const requestState = await sealRequestState(
+    ctx.links.stateKeys[0],
+    ctx.sessions.clock,
+    {
+      person: ctx.principal.id,
+      server: ctx.server.name,
+      method: message.method,
+      params: message.params as Json | undefined,
+    },
+    PASSAGE_PREFIX + result.requestState,
+    PASSAGE_STATE_TTL_MS,
+  );
+  return { ...response, result: { ...result, requestState } };
+}
