@@ -57,8 +57,19 @@ export async function startGateway(
     `${dir}/config.yaml`,
     `${baseConfig(port)}${options.extra ?? ""}${oauth}servers:\n${servers}`,
   );
+  // GATEHOUSE_BENCH_CPU_PROF=DIR: the gateway writes a V8 CPU profile there when it exits.
+  const profileDir = Deno.env.get("GATEHOUSE_BENCH_CPU_PROF");
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const running = await startDeno(
-    ["run", ...RUNTIME_PERMISSIONS, `${ROOT}main.ts`, "serve", "--config", `${dir}/config.yaml`],
+    [
+      "run",
+      ...profile,
+      ...RUNTIME_PERMISSIONS,
+      `${ROOT}main.ts`,
+      "serve",
+      "--config",
+      `${dir}/config.yaml`,
+    ],
     undefined,
     { env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" } },
   ).catch(async (error) => {

@@ -11,10 +11,16 @@ export function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A shallow copy of `object` without `keys`. */
+/**
+ * A shallow copy of `object` without `keys`. Built key by key rather than copied and then
+ * deleted from: V8 turns an object it deletes from into a slow dictionary, and this runs on
+ * messages the gateway then serializes, per request.
+ */
 export function without(object: Json, keys: readonly string[]): Json {
-  const copy: Json = { ...object };
-  for (const key of keys) delete copy[key];
+  const copy: Json = {};
+  for (const key of Object.keys(object)) {
+    if (!keys.includes(key)) copy[key] = object[key];
+  }
   return copy;
 }
 

@@ -19,6 +19,7 @@ export interface SessionMeta {
 
 /** Params a 2026 request carries for `input_required` retries; nothing a 2025 backend reads. */
 const RETRY_PARAMS = ["inputResponses", "requestState"];
+const RETRY_PARAMS_AND_META = [...RETRY_PARAMS, "_meta"];
 
 /** A 2025 client's capabilities as a 2026 request declares them: everything but `tasks`. */
 export function clientCapabilitiesFor2026(capabilities: unknown): Json {
@@ -86,9 +87,10 @@ export function messageFor2026Backend<T extends WithParams>(message: T, session:
  */
 export function messageFor2025Backend<T extends WithParams>(message: T): T {
   if (!message.params) return message;
-  const params = without(message.params, RETRY_PARAMS);
   const meta = metaOf(message.params);
-  const stripped = meta ? withMeta(params, without(meta, REQUEST_META_KEYS)) : params;
+  const stripped = without(message.params, meta ? RETRY_PARAMS_AND_META : RETRY_PARAMS);
+  const kept = meta && without(meta, REQUEST_META_KEYS);
+  if (kept && Object.keys(kept).length > 0) stripped._meta = kept;
   if (Object.keys(stripped).length > 0) return { ...message, params: stripped };
   // Every 2026 request has params (for `_meta`); a 2025 one without anything in them has none.
   const { params: _envelope, ...rest } = message;
