@@ -17,12 +17,14 @@ export const SESSION_HEADER = "mcp-session-id";
  * The caller's session for this request (held here, or continued from another replica), or
  * the answer to give instead: 400 without a session id, 404 for a session the caller does not
  * have (ended, never existed, or someone else's), 400 for an unsupported protocol version.
- * `requestId` is the JSON-RPC request's id, for the error to carry.
+ * `requestId` is the JSON-RPC request's id, for the error to carry; `versionHeader` is the
+ * `MCP-Protocol-Version` header when the caller has read it already (a POST's lane choice).
  */
 export async function sessionFor(
   request: Request,
   ctx: FrontContext,
   requestId: RequestId | null = null,
+  versionHeader: string | null = request.headers.get("mcp-protocol-version"),
 ): Promise<Session | Response> {
   const id = sessionIdOf(request, requestId);
   if (id instanceof Response) return id;
@@ -30,7 +32,7 @@ export async function sessionFor(
   if (!session) return sessionNotFound(requestId);
   // Continued from another replica: its stream state starts here.
   if (!session.channel) attachStreamableChannel(ctx, session);
-  const problem = protocolVersionHeaderProblem(request.headers.get("mcp-protocol-version"));
+  const problem = protocolVersionHeaderProblem(versionHeader);
   return problem === undefined ? session : rpcError(400, RpcErrorCode.invalidRequest, problem);
 }
 

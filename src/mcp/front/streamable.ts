@@ -82,6 +82,7 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
     request,
     ctx,
     parsed.kind === "request" ? parsed.message.id : null,
+    lane.protocolVersionHeader,
   );
   if (session instanceof Response) return session;
 
