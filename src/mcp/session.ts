@@ -28,6 +28,7 @@ import { Activity } from "./activity.ts";
 import { sendFailure, SessionBackend } from "./session_backend.ts";
 import { Handshake, type Settled } from "./session_handshake.ts";
 import { type PendingRequest, PendingRequests } from "./session_requests.ts";
+import { type ToolGate, toolRefusal, visibleTools } from "./tool_gate.ts";
 
 /** Where the session sends what the backend says. Implemented by each front transport. */
 export interface ClientChannel {
@@ -51,6 +52,8 @@ export interface SessionOptions {
   audit?: AuditLog;
   /** A session continued from elsewhere: what its `initialize` settled there. */
   resumed?: Settled;
+  /** Which tools the caller may see and call; absent: all (tool_gate.ts). */
+  toolGate?: ToolGate;
   /**
    * Told once the backend has accepted initialize; the client gets the answer (and with it the
    * session id) only when what this returns has settled, so the session is known everywhere
@@ -174,6 +177,7 @@ export class Session {
       return this.#reply(request.id, RpcErrorCode.invalidRequest, idInFlightMessage(request.id));
     }
     if (request.method === "initialize") this.#handshake.requested(request);
+    if (this.#toolRefused(request)) return;
     this.#pending.add(request);
     try {
       await this.#send(request as JSONRPCMessage);
@@ -196,6 +200,17 @@ export class Session {
       // A session whose initialize failed is of no use to anyone: end it now.
       if (request.method === "initialize") void this.close("the backend could not be initialized");
     }
+  }
+
+  /** A tools/call of a tool the caller may not use: answered here, recorded, never sent. */
+  #toolRefused(request: RpcRequest): boolean {
+    const gate = this.#options.toolGate;
+    if (!gate || request.method !== "tools/call") return false;
+    const name = request.params?.name;
+    if (typeof name === "string" && gate.allows(name)) return false;
+    this.#pending.refused(request);
+    this.#channel?.deliver(toolRefusal(request.id, name, this.server.name), request.id);
+    return true;
   }
 
   /** A request's time ran out: the client is told, the backend is told to stop working on it. */
@@ -233,6 +248,10 @@ export class Session {
         this.#channel?.deliver(message, response.id);
         void this.close("the backend refused to initialize");
         return;
+      }
+      const gate = this.#options.toolGate;
+      if (gate && pending.method === "tools/list" && response.result) {
+        message = visibleTools(response, gate) as JSONRPCMessage;
       }
       const ready = pending.method === "initialize" ? this.#initialized(response) : undefined;
       if (ready) void ready.then(() => this.#channel?.deliver(message, response.id));

@@ -13,6 +13,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Backend, BackendOptions, ResumeBackend } from "./backends/connect.ts";
 import type { PlaceholderValues } from "./backends/placeholders.ts";
 import { Session, type SessionOptions } from "./session.ts";
+import type { ToolGate } from "./tool_gate.ts";
 import type { Continuation } from "./shared_sessions.ts";
 
 /** What sessions are made with (a reload may change all but the clock and the deadlines). */
@@ -25,6 +26,8 @@ export interface SessionSettings {
   /** Grace a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
   audit?: AuditLog;
+  /** Which tools `principal` may see and call on `server`; undefined: all. */
+  toolGate?(server: ServerConfig, principal: Principal): ToolGate | undefined;
   /**
    * Makes the backend connection for a session (one backend, or an aggregate's members).
    * Throws `CredentialRequiredError` when the backend needs a credential the person lacks.
@@ -83,6 +86,7 @@ export class SessionFactory {
       clock: settings.clock,
       deadlines: settings.deadlines,
       audit: settings.audit,
+      toolGate: settings.toolGate?.(server, principal),
       resumed: from && {
         protocolVersion: from.backend.protocolVersion,
         clientCapabilities: from.clientCapabilities,

@@ -80,6 +80,13 @@ export class PendingRequests {
     return pending;
   }
 
+  /** A request the gateway answered itself and never sent (a tool the caller may not use). */
+  refused(request: RpcRequest): void {
+    const startedAt = this.options.clock.now();
+    const pending = { id: request.id, method: request.method, startedAt };
+    this.record({ ...pending, audit: this.#auditDetails(request) }, "refused");
+  }
+
   /** The client gave up on `id` (notifications/cancelled). */
   cancelled(id: RequestId): void {
     this.record(this.settle(id), "cancelled");

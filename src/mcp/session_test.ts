@@ -7,7 +7,8 @@ import type { JSONRPCMessage } from "../sdk.ts";
 import { testClock } from "../../tests/fixtures/clock.ts";
 import { MemoryBackends } from "../../tests/fixtures/memory_backend.ts";
 import { waitUntil, within } from "../../tests/fixtures/waits.ts";
-import { type ClientChannel, Session } from "./session.ts";
+import { type ClientChannel, Session, type SessionOptions } from "./session.ts";
+import type { AuditEvent } from "../observability/audit.ts";
 import { RpcErrorCode } from "./jsonrpc.ts";
 
 const SERVER = { name: "memory", transport: "stdio" } as ServerConfig;
@@ -34,7 +35,7 @@ class Inbox implements ClientChannel {
 }
 
 /** A session on a real in-process MCP server, on a frozen clock, initialized. */
-async function initializedSession() {
+async function initializedSession(extra: Partial<SessionOptions> = {}) {
   const clock = testClock();
   clock.freeze();
   const deadlines = new Deadlines(clock);
@@ -48,6 +49,7 @@ async function initializedSession() {
     logger: createLogger("error"),
     clock,
     deadlines,
+    ...extra,
   });
   const inbox = new Inbox();
   session.attach(inbox);
@@ -173,4 +175,33 @@ Deno.test("Session.activity counts a client stream as open until it ends, and ea
   } finally {
     await session.close("test over");
   }
+});
+
+Deno.test("Session.fromClient() answers a tools/call its tool gate refuses, records it as refused, and never sends it", async () => {
+  const events: AuditEvent[] = [];
+  const audit = { withArguments: false, record: (event: AuditEvent) => events.push(event) };
+  const { session, inbox, backends } = await initializedSession({
+    toolGate: { allows: (name) => name !== "hello" },
+    audit,
+  });
+  await session.fromClient(request(2, "tools/call", { name: "hello", arguments: {} }));
+  await settle();
+  const refused = inbox.answer(2) as { error?: { code: number; message: string } };
+  assert.equal(refused.error?.code, -32602);
+  assert.match(refused.error!.message, /the tool "hello" is not available to you/);
+  assert.deepEqual(events.map((e) => [e.target, e.outcome]), [["hello", "refused"]]);
+  assert.equal(backends.calls.filter((call) => call === "hello").length, 0);
+  assert.equal(session.pendingCount, 0);
+  await session.close("test over");
+});
+
+Deno.test("Session shows only the tools its gate allows in every tools/list answer", async () => {
+  const { session, inbox } = await initializedSession({
+    toolGate: { allows: (name) => name === "wait" },
+  });
+  await session.fromClient(request(2, "tools/list"));
+  await waitUntil("the tools/list answer", () => inbox.answer(2) !== undefined);
+  const listed = inbox.answer(2) as { result: { tools: { name: string }[] } };
+  assert.deepEqual(listed.result.tools.map((tool) => tool.name), ["wait"]);
+  await session.close("test over");
 });

@@ -12,7 +12,9 @@ export type AuditOutcome =
   | "error"
   | "timeout"
   | "cancelled"
-  | "session_ended";
+  | "session_ended"
+  /** The caller may not use what was asked (a tool policy); it never reached the backend. */
+  | "refused";
 
 export interface AuditEvent {
   user: string;
