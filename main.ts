@@ -1,5 +1,6 @@
 /**
- * Gatehouse command line: `serve` (default), `check`, `health`, `schema`, `--version`, `--help`.
+ * Gatehouse command line: `serve` (default), `check`, `health`, `schema`, `grants` (in
+ * src/cli/grants.ts), `--version`, `--help`.
  *
  * Exit codes: 0 success; 1 invalid configuration; 2 bad command line; 3 failed to start or run
  * (storage unavailable, address in use).
@@ -16,6 +17,7 @@ import { openKvStore } from "./src/store/kv.ts";
 import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
+import { runGrantsCommand } from "./src/cli/grants.ts";
 
 const USAGE = `Gatehouse ${VERSION}: an OAuth gateway in front of MCP servers.
 
@@ -26,6 +28,11 @@ Usage:
                                       exit 0 if the gateway (at URL, else at the
                                       configuration's listen address) answers /health
   gatehouse schema                    print the configuration's JSON Schema
+  gatehouse grants list [--user EMAIL] [--json]
+                                      the live grants on the configured storage
+  gatehouse grants revoke --user EMAIL | --client ID | --grant ID
+                                      revoke them (running gateways: within 10 s);
+                                      gatehouse grants --help says more
   gatehouse --version                 print the version and commit
   gatehouse --help                    print this help
 
@@ -292,7 +299,32 @@ async function checkHealth(url: string): Promise<number> {
   return EXIT.runtime;
 }
 
+/** The storage `grants` works on: the gateway's own, never a new empty one by mistake. */
+async function openConfiguredStore(config: ResolvedConfig) {
+  const local = config.storage !== ":memory:" && !/^https?:\/\//.test(config.storage);
+  if (local) {
+    try {
+      await Deno.stat(config.storage);
+    } catch {
+      throw new Error(
+        "there is no such file; pass the running gateway's configuration with --config, or run the command where its storage is",
+      );
+    }
+  }
+  return await openKvStore(config.storage, { clock: systemClock });
+}
+
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "grants") {
+    return await runGrantsCommand(args.slice(1), {
+      loadConfig: load,
+      openStore: openConfiguredStore,
+      clock: systemClock,
+      defaultConfigPath: env("GATEHOUSE_CONFIG") ?? "./config.yaml",
+      out: (line) => console.log(line),
+      err: (line) => console.error(line),
+    });
+  }
   const command = parseArgs(args);
   if (typeof command === "string") {
     console.error(`gatehouse: ${command}\n\n${USAGE}`);

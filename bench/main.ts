@@ -14,6 +14,7 @@ import { startup } from "./scenarios/startup.ts";
 import { memory } from "./scenarios/memory.ts";
 import { front } from "./scenarios/front.ts";
 import { revisions } from "./scenarios/revisions.ts";
+import { policyCost } from "./scenarios/policy.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -38,6 +39,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["6", startup],
   ["7", front],
   ["8", revisions],
+  ["9", policyCost],
 ];
 
 const results = new Results();

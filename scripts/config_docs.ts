@@ -3,6 +3,7 @@
  * and docs/configuration.md (the reference). `deno task docs`; a test fails when they are stale.
  */
 import { CONFIG_SCHEMA, type JsonSchema } from "../src/config/schema.ts";
+import { ACCESS_PROSE } from "./config_docs_access.ts";
 
 export function renderSchemaFile(): string {
   return `${JSON.stringify(CONFIG_SCHEMA, null, 2)}\n`;
@@ -48,9 +49,21 @@ function rows(schema: JsonSchema, prefix: string, out: Row[]): Row[] {
       example: child.examples?.length ? show(child.examples[0]) : undefined,
     });
     if (child.properties) rows(child, path, out);
-    if (child.items?.properties) rows(child.items, `${path}[]`, out);
+    if (child.items) {
+      const item = itemKeys(child.items);
+      if (Object.keys(item).length) rows({ properties: item }, `${path}[]`, out);
+    }
   }
   return out;
+}
+
+/** A list item's keys: its own, then those of its kinds (`allOf` of if/then, as serviceAuths). */
+function itemKeys(item: JsonSchema): Record<string, JsonSchema> {
+  const keys = { ...item.properties };
+  for (const kind of item.allOf ?? []) {
+    for (const [key, schema] of Object.entries(kind.then?.properties ?? {})) keys[key] ??= schema;
+  }
+  return keys;
 }
 
 function table(list: Row[]): string {
@@ -68,6 +81,60 @@ function table(list: Row[]): string {
   }
   return lines.join("\n");
 }
+
+/** How groups reach the gateway, per identity provider (prose of docs/configuration.md). */
+const GROUPS_PROSE = `## Groups from the identity provider
+
+Rules that admit by group (\`oauth.allow.groups\`, and a server's \`access.groups\` and tool rules)
+see the groups the identity provider named when the person signed in:
+
+| provider | where the groups come from | names |
+|---|---|---|
+| \`oidc\` | the claim \`oauth.idp.groupsClaim\` names (\`groups\`, \`roles\`, an Auth0 claim such as \`https://example.com/groups\`; taken literally, not as a path), from the ID token, or from userinfo when the ID token lacks it | as given: \`Editors\` and \`editors\` are two groups |
+| \`azure\` | the same claim of Entra's ID token (see below for the overage) | as given: group object ids unless Entra is told otherwise |
+| \`github\` | organisations as \`org\` and teams as \`org/team-slug\`, from \`/user/orgs\` and \`/user/teams\` | lower-cased (GitHub ignores case); \`oauth.allow.groups\` is lower-cased with this provider |
+| \`google\` | none | — |
+
+A claim holding a list of strings gives those groups; a single string counts as one group; any
+other value gives none and the log says \`the groups claim is neither a list of strings nor a string\`.
+Without \`groupsClaim\` no groups are read, and \`check\` refuses \`oauth.allow.groups\` with
+\`oidc\` or \`azure\` (and always with \`google\`).
+
+**Entra ID.** Add the claim under App registration → Token configuration → Add groups claim, for
+the ID token. Entra names groups by object id (a GUID): write those ids in the configuration. A
+person in more groups than a token may hold (200) gets an *overage* instead: \`_claim_names\`
+pointing at Microsoft Graph (\`hasgroups\` in the implicit flow). Gatehouse does not call Microsoft
+Graph: the person signs in without groups and the log says \`the identity provider sent a group
+overage instead of the groups\`. Choose "Groups assigned to the application" in the groups claim
+(then assign the groups your rules name to the enterprise application), or define app roles,
+assign them to groups, and set \`groupsClaim: roles\`: the \`roles\` claim lists only the roles of
+this application and never overflows.
+
+**GitHub.** Teams and private organisation memberships need the \`read:org\` scope, which the
+default \`scopes\` include; without it GitHub refuses the team list and the person signs in with
+organisations only (a GitHub App needs the organisation permission Members: read). An
+organisation that restricts OAuth App access lists neither itself nor its teams until it approves
+the app. Lists are read 100 a page, at most 5 pages each.
+
+**Google** puts no groups in its ID token; its \`hd\` claim names the Workspace domain, which
+\`oauth.allow.domains\` already checks through the verified address. Group membership lives in the
+Cloud Identity Groups API or the Admin SDK Directory API, reachable only with a service account and
+domain-wide delegation, which Gatehouse does not do. To admit Google accounts by group, sign in
+through a broker that reads them (Keycloak, Dex) as an \`oidc\` provider.
+
+**How many.** At most 200 groups (16 KiB of names) are kept per person, in the provider's order;
+past that the log says \`the person belongs to more groups than the gateway keeps\`. The access
+token carries in its \`groups\` claim only those of the person's groups that the configuration
+names somewhere (\`oauth.allow.groups\`, every \`access.groups\` of servers and tool rules), so its
+size follows the configuration, not the directory. The sign-in keeps the full list, and each
+refresh recomputes the claim from the configuration of the moment: a group named after a reload
+reaches the person's token at their next refresh, at most \`accessTokenTtl\` later.
+
+**How fresh.** Groups are those of the sign-in that began the grant (or of the browser's single
+sign-on session it reused, \`ssoSessionTtl\`); a refresh does not ask the identity provider
+again. Someone removed from a group at the provider keeps it in the grants they hold until those
+end (\`refreshTokenTtl\`) or are revoked: revoke them (\`gatehouse grants revoke --user EMAIL\`)
+for immediate effect. See [security.md](security.md#groups-from-the-identity-provider).`;
 
 export function renderConfigurationDoc(): string {
   const top = CONFIG_SCHEMA.properties!;
@@ -111,6 +178,8 @@ speaks. A server needs a way in: \`oauth:\` configured, \`serviceAuths\`, or \`p
       table(serverRows("streamable-http"))
     }`,
     `### \`transport: aggregate\`: several servers as one\n\n${table(serverRows("aggregate"))}`,
+    ACCESS_PROSE,
+    GROUPS_PROSE,
   ];
   return `${sections.join("\n\n")}\n`;
 }

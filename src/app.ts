@@ -20,7 +20,7 @@ import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
 import { StatelessLinks } from "./mcp/stateless_links.ts";
 import { deriveAesKey } from "./crypto/keys.ts";
-import { createAuthServer } from "./app_auth_server.ts";
+import { createAuthServer, newRevocations, watchRevocations } from "./app_auth_server.ts";
 import { sameConfig } from "./config/compare.ts";
 import { type AuditLog, loggerAudit } from "./observability/audit.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
@@ -31,6 +31,10 @@ import type { Store } from "./store/store.ts";
 import { storeSessionDirectory } from "./mcp/shared_sessions.ts";
 import { Deadlines } from "./core/deadlines.ts";
 import { RevisionMemory } from "./mcp/backends/revision_probe.ts";
+import { compilePolicies } from "./policy/server_policy.ts";
+import { requestTimeoutOf } from "./config/request_timeouts.ts";
+import { toolGateFor } from "./policy/tool_gates.ts";
+import type { Revocations } from "./oauth/revocations.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -53,6 +57,8 @@ export interface Gateway {
     deadlines: Deadlines;
     /** What each backend speaks (`protocol: auto`), as learned. */
     revisions: RevisionMemory;
+    /** Revoked grants as this replica knows them, polled from storage (with `oauth:`). */
+    revocations?: Revocations;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -80,8 +86,14 @@ export async function createGateway(
 ): Promise<Gateway> {
   const { logger, store, clock } = deps;
   const master = await resolveMasterSecret(config, store, logger);
-  const oauth = config.oauth
-    ? await createAuthServer(config, config.oauth, master, deps)
+  // Who may use which server and tool, compiled once per configuration (src/policy/): the
+  // authorization server, the MCP endpoints and the sessions all read these.
+  const policies = compilePolicies(config.servers.values());
+  // Kept for the process's life, like the sessions whose grants it ends.
+  const carriedRevocations = previous?.carried.revocations;
+  const revocations = carriedRevocations ?? (config.oauth ? newRevocations(deps) : undefined);
+  const oauth = config.oauth && revocations
+    ? await createAuthServer(config, config.oauth, master, { ...deps, revocations, policies })
     : undefined;
   // Counters survive a reload; members' lists are discovered again under the new config.
   const { metrics, caches, instance, backendClient, deadlines, revisions } = previous?.carried ?? {
@@ -111,7 +123,9 @@ export async function createGateway(
       directory: storeSessionDirectory(store, clock),
       owner: config.replicaId ?? instance,
     },
-    connect: (server, user, connectOptions, resume) => {
+    toolGate: (server, principal) => toolGateFor(policies, server, principal),
+    requestTimeout: (server) => requestTimeoutOf(server, config.limits, config.servers),
+    connect: (server, user, connectOptions, resume, principal) => {
       const options = {
         ...connectOptions,
         fetch: backendClient.fetch,
@@ -129,11 +143,18 @@ export async function createGateway(
           cache = new DiscoveryCache(server.cacheTtlMs, clock),
         );
       }
-      const members = server.members.map((name) => config.servers.get(name) as BackendServerConfig);
+      // A member the person may not use is left out entirely; the others show only their tools.
+      const members = server.members
+        .filter((name) => !principal || policies.get(name)?.admits(principal) !== false)
+        .map((name) => config.servers.get(name) as BackendServerConfig);
       return createAggregateBackend(server, members, user, {
         ...options,
+        memberTools: principal &&
+          ((member, tools) =>
+            policies.get(member as ServerName)?.filterTools(principal, tools) ?? tools),
         cache,
-        requestTimeoutMs: config.limits.requestTimeoutMs,
+        // The aggregate's own, for its lists and for members without one of their own.
+        requestTimeoutMs: server.requestTimeoutMs ?? config.limits.requestTimeoutMs,
         clock,
         deadlines,
         tokens,
@@ -141,6 +162,7 @@ export async function createGateway(
     },
   };
   const sessions = previous?.sessions ?? new SessionRegistry(sessionOptions);
+  if (revocations && !carriedRevocations) await watchRevocations(revocations, sessions, logger);
   if (previous) {
     // Sessions of servers whose configuration is unchanged continue; the others end.
     await sessions.reconfigure(
@@ -171,6 +193,7 @@ export async function createGateway(
     authServer: oauth?.server,
     clock,
     metrics,
+    policies,
   });
   if (!previous) addReadings(metrics, sessions, caches);
   return {
@@ -178,10 +201,11 @@ export async function createGateway(
     links,
     config,
     metrics: () => metrics.registry.render(),
-    carried: { metrics, caches, instance, backendClient, deadlines, revisions },
+    carried: { metrics, caches, instance, backendClient, deadlines, revisions, revocations },
     fetch: async (request, info) =>
       await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
     close: async () => {
+      await revocations?.close();
       await sessions.closeAll("the gateway is shutting down");
       backendClient.close();
     },

@@ -4,6 +4,7 @@
  * provider and its access policy, people's service credentials, the browser flows, and the
  * verifier that MCP endpoints check access tokens with.
  */
+import { namedGroups } from "./config/named_groups.ts";
 import type { OAuthConfig, ResolvedConfig } from "./config/types.ts";
 import type { Identity } from "./core/identity.ts";
 import { deriveAesKey, deriveHmacKey } from "./crypto/keys.ts";
@@ -14,12 +15,17 @@ import { CredentialVault } from "./credentials/vault.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
 import { createIdentityProvider } from "./idp/create.ts";
 import { checkAccess } from "./idp/policy.ts";
+import { callerOfIdentity, firstRefusal, type Policies } from "./policy/server_policy.ts";
 import { guardedFetchJson } from "./net/guarded_fetch.ts";
 import { AccessTokens } from "./oauth/access_tokens.ts";
 import { ClientDirectory } from "./oauth/client_directory.ts";
+import { GrantAdmin } from "./oauth/grant_admin.ts";
 import { GrantStore } from "./oauth/grants.ts";
+import { Revocations } from "./oauth/revocations.ts";
+import type { SessionRegistry } from "./mcp/sessions.ts";
 import { resolveResource, serviceUri } from "./oauth/services.ts";
 import { TokenVerifier } from "./oauth/token_verifier.ts";
+import { AccessFlow } from "./web/access_flow.ts";
 import { cookiePolicy } from "./web/cookies.ts";
 import { CredentialFlow } from "./web/credential_flow.ts";
 import { LoginFlow } from "./web/login_flow.ts";
@@ -34,6 +40,10 @@ export interface AuthServerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
+  /** This replica's revocations, carried across reloads (app.ts starts and stops them). */
+  revocations: Revocations;
+  /** The servers' `access:` and `tools:`, compiled for this configuration. */
+  policies: Policies;
 }
 
 /** The authorization server's parts, wired together. */
@@ -42,8 +52,10 @@ export async function createAuthServer(
   oauthConfig: OAuthConfig,
   master: Secret,
   deps: AuthServerDeps,
-): Promise<{ server: AuthServer; verifier: TokenVerifier; credentials: UserCredentials }> {
-  const { store, clock, logger } = deps;
+): Promise<
+  { server: AuthServer; verifier: TokenVerifier; credentials: UserCredentials; grants: GrantAdmin }
+> {
+  const { store, clock, logger, revocations } = deps;
   const issuer = config.baseUrl;
   const signingKeys = await Promise.all(
     [master, ...config.previousSecrets].map((secret) => deriveHmacKey(secret, "jwt-signing")),
@@ -54,11 +66,16 @@ export async function createAuthServer(
     ttlMs: oauthConfig.accessTokenTtlMs,
     clock,
   });
-  const grants = new GrantStore(store, clock, {
-    codeMs: oauthConfig.authorizationCodeTtlMs,
-    refreshMs: oauthConfig.refreshTokenTtlMs,
-    accessMs: oauthConfig.accessTokenTtlMs,
-  });
+  const grants = new GrantStore(
+    store,
+    clock,
+    {
+      codeMs: oauthConfig.authorizationCodeTtlMs,
+      refreshMs: oauthConfig.refreshTokenTtlMs,
+      accessMs: oauthConfig.accessTokenTtlMs,
+    },
+    (familyId, until) => revocations.noteRevoked(familyId, until),
+  );
   const cimd = oauthConfig.clientMetadataDocuments;
   const clients = new ClientDirectory({
     store,
@@ -72,6 +89,14 @@ export async function createAuthServer(
     return name ? serviceUri(issuer, name) : undefined;
   };
   const access = (identity: Identity) => checkAccess(identity, oauthConfig.allow);
+  // Each server's own `access:`, for the audience a person asks for (at /authorize) or holds
+  // (at each token request): service URIs are `${issuer}/${server}`.
+  const serverAccess = (identity: Identity, audience: string[]) =>
+    firstRefusal(
+      deps.policies,
+      audience.map((uri) => uri.slice(issuer.length + 1)),
+      callerOfIdentity(identity),
+    );
   const cookies = cookiePolicy(issuer);
   const sso = new SsoSessions({
     store,
@@ -114,18 +139,23 @@ export async function createAuthServer(
     clients,
     grants,
     sso,
-    idp: createIdentityProvider(oauthConfig.idp, clock),
+    idp: createIdentityProvider(oauthConfig.idp, clock, logger),
     cookies,
     resolveResource: resolve,
     checkAccess: access,
+    checkServerAccess: serverAccess,
     credentialsMissing: (audience, user) =>
       credentials.missingFor(audience.map((uri) => uri.slice(issuer.length + 1)), user),
   });
+  const grantAdmin = new GrantAdmin({ store, clock, grants, clients });
+  await indexLegacyGrants(grantAdmin, logger);
   return {
     server: {
       issuer,
       clients,
       loginFlow,
+      accessFlow: new AccessFlow({ issuer, sso, grants: grantAdmin, loginFlow, logger }),
+      revocationDeps: { clients, grants, accessTokens },
       credentialFlow: new CredentialFlow({
         issuer,
         sso,
@@ -134,9 +164,66 @@ export async function createAuthServer(
         loginFlow,
         logger,
       }),
-      tokenDeps: { clients, grants, accessTokens, checkAccess: access, resolveResource: resolve },
+      tokenDeps: {
+        clients,
+        grants,
+        accessTokens,
+        checkAccess: access,
+        checkServerAccess: (identity, audience) => serverAccess(identity, audience)?.reason,
+        resolveResource: resolve,
+        // Read at each issue: tests change the policy in place, as a reload would.
+        namedGroups: () => namedGroups(config.servers.values(), oauthConfig.allow),
+      },
     },
-    verifier: new TokenVerifier({ issuer, accessTokens, grants, clock }),
+    verifier: new TokenVerifier({ issuer, accessTokens, grants, revocations, clock }),
     credentials,
+    grants: grantAdmin,
   };
+}
+
+/** This replica's revocations, read from `deps.store`; started by `watchRevocations`. */
+export function newRevocations(
+  { store, clock, logger }: { store: Store; clock: Clock; logger: Logger },
+): Revocations {
+  return new Revocations({
+    store,
+    clock,
+    onError: (error) =>
+      logger.warn("could not read the revoked grants; the ones known stay in force", {
+        error,
+        hint: "check that the storage is reachable; revocations made elsewhere wait until it is",
+      }),
+  });
+}
+
+/**
+ * Reads the revocations and keeps polling them; a revoked grant's sessions end here, as on
+ * every replica that learns of it.
+ */
+export async function watchRevocations(
+  revocations: Revocations,
+  sessions: SessionRegistry,
+  logger: Logger,
+): Promise<void> {
+  revocations.onRevoked((grants) =>
+    void sessions.endGrants(grants, "the grant this session was opened with was revoked").then(
+      (ended) =>
+        ended && logger.info("sessions of revoked grants ended", { sessions: ended, grants }),
+      (error) => logger.error("could not end the sessions of revoked grants", { grants, error }),
+    )
+  );
+  await revocations.start();
+}
+
+/** Grants opened by an earlier version get their index entries, once per storage. */
+async function indexLegacyGrants(grants: GrantAdmin, logger: Logger): Promise<void> {
+  try {
+    const indexed = await grants.indexLegacyGrants();
+    if (indexed) logger.info("grants opened by an earlier version indexed", { grants: indexed });
+  } catch (error) {
+    logger.warn(
+      "could not index grants opened by an earlier version; they are listed once refreshed",
+      { error },
+    );
+  }
 }

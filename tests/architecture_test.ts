@@ -11,6 +11,7 @@ const ROOT = new URL("../", import.meta.url);
 const MAY_IMPORT: Record<string, string[]> = {
   "app.ts": ["*"],
   "app_auth_server.ts": ["*"],
+  "cli": ["config", "core", "oauth", "store"],
   "http": [
     "config",
     "core",
@@ -21,6 +22,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "mcp/front",
     "oauth",
     "observability",
+    "policy",
     "store",
     "web",
   ],
@@ -59,6 +61,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "mcp/translate": ["core", "crypto", "mcp:leaf", "sdk.ts"],
   "net": ["core", "observability"],
   "oauth": ["core", "crypto", "store"],
+  "policy": ["config", "core"],
   "idp": ["config", "core", "crypto"],
   "credentials": ["config", "core", "crypto", "observability", "store"],
   "store": ["core", "crypto"],

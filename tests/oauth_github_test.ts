@@ -85,3 +85,63 @@ oauth:
     await github.close();
   }
 });
+
+Deno.test("github login: organisations and teams become groups, read across pages, in the token and in allow.groups", async () => {
+  const github = await startFakeGithub();
+  const gw = await startGateway(`
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+oauth:
+  idp:
+    provider: github
+    clientId: ${github.clientId}
+    clientSecret: ${github.clientSecret}
+    githubUrl: ${github.url}
+    githubApiUrl: ${github.url}/api
+  allow: { groups: [Acme/Platform, acme] }
+`);
+  try {
+    const client = await registerClient(gw.url);
+    const groupsInToken = async () => {
+      const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
+        .get("code")!;
+      return jwtClaims((await exchangeCode(gw.url, client.client_id, code)).json.access_token)
+        .groups;
+    };
+    // 130 teams: GitHub serves at most 100 a page, so "platform" is on the second.
+    const teams = Array.from({ length: 129 }, (_, i) => ({ org: "Acme", slug: `team-${i}` }));
+    github.user = {
+      id: 11,
+      login: "builder",
+      emails: [{ email: "builder@else.example", primary: true, verified: true }],
+      orgs: ["Zeta"],
+      teams: [...teams, { org: "Acme", slug: "Platform" }],
+    };
+    // Admitted by the team alone (not an org member, no listed address); only the groups the
+    // configuration names reach the token.
+    assert.deepEqual(await groupsInToken(), ["acme/platform"]);
+
+    // Without read:org GitHub refuses the teams: sign-in goes on with the organisations.
+    github.user = { ...github.user, orgs: ["ACME"], teamsStatus: 403 };
+    assert.deepEqual(await groupsInToken(), ["acme"]);
+    assert.ok(
+      gw.logs.some((line) =>
+        line.includes("GitHub refused to list the person's teams") && line.includes("read:org")
+      ),
+      gw.logs.join("\n"),
+    );
+
+    github.user = { ...github.user, orgs: ["zeta"], teamsStatus: undefined, teams: teams };
+    const params = await authorizeParams(client.client_id, {}, `${gw.url}/alpha`);
+    const stop = await new UserAgent().follow(
+      `${gw.url}/authorize?${params}`,
+      (u) => u.href.startsWith(REDIRECT_URI),
+    );
+    assert.equal(stop.response.status, 403);
+    assert.match(stop.body, /builder@else\.example is not permitted/);
+  } finally {
+    await gw.close();
+    await github.close();
+  }
+});

@@ -268,7 +268,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
       {
         name: "token from a replayed code is revoked",
         run: () => mcp(bearer(replayTokens.access_token)),
-        expect: { status: 401, error: "invalid_token", description: /grant has been revoked/ },
+        expect: { status: 401, error: "invalid_token", description: /this grant was revoked/ },
       },
       {
         name: "refresh from a replayed code is revoked",

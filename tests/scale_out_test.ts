@@ -237,6 +237,7 @@ Deno.test("a shared session is stored before its id reaches the client, so the n
     consume: (key) => kv.consume(key),
     consumeAndWrite: (key, writes) => kv.consumeAndWrite(key, writes),
     delete: (key) => kv.delete(key),
+    list: (prefix, limit) => kv.list(prefix, limit),
     close: () => kv.close(),
     set: async (key, value, expiresAt) => {
       if (key[0] === "mcp" && key[1] === "session") await sleep(300);

@@ -86,7 +86,27 @@ Deno.test("the schema allows exactly the keys the validator allows, at every map
     [
       "servers.a.serviceAuths.0",
       `servers:\n  a: { transport: stdio, command: x, serviceAuths: [{ type: bearer, tokens: [t], ${UNKNOWN}: 1 }] }`,
-      ["tokens", "type"],
+      keysOf(SCHEMA_SERVICE_AUTH("bearer")),
+    ],
+    [
+      "servers.a.serviceAuths.0",
+      `servers:\n  a: { transport: stdio, command: x, serviceAuths: [{ type: basic, username: u, password: "0123456789abcdef", ${UNKNOWN}: 1 }] }`,
+      keysOf(SCHEMA_SERVICE_AUTH("basic")),
+    ],
+    [
+      "servers.a.access",
+      `${OAUTH}\nservers:\n  a: { transport: stdio, command: x, access: { ${UNKNOWN}: 1 } }`,
+      keysOf(SCHEMA_SERVER_COMMON().access),
+    ],
+    [
+      "servers.a.tools",
+      `servers:\n  a: { transport: stdio, command: x, public: true, tools: { ${UNKNOWN}: 1 } }`,
+      keysOf(SCHEMA_SERVER_COMMON().tools),
+    ],
+    [
+      "servers.a.tools.rules.0",
+      `servers:\n  a: { transport: stdio, command: x, public: true, tools: { rules: [{ ${UNKNOWN}: 1 }] } }`,
+      keysOf(SCHEMA_SERVER_COMMON().tools.properties!.rules.items),
     ],
     [
       "servers.a.userToken",
@@ -103,6 +123,18 @@ Deno.test("the schema allows exactly the keys the validator allows, at every map
     assert.deepEqual(validatorKeys(yaml, path), schemaKeys, `keys at "${path}"`);
   }
 });
+
+/** The keys every server has, as the stdio server's branch lists them. */
+function SCHEMA_SERVER_COMMON(): Record<string, JsonSchema> {
+  const servers = top.servers.additionalProperties as JsonSchema;
+  return servers.allOf![0].then!.properties!;
+}
+
+/** One kind of serviceAuths entry: its branch's keys. */
+function SCHEMA_SERVICE_AUTH(type: string): JsonSchema {
+  const item = SCHEMA_SERVER_COMMON().serviceAuths.items!;
+  return item.allOf!.find((kind) => kind.if?.properties?.type?.const === type)!.then!;
+}
 
 /** The userToken mapping's schema, found in the stdio server's branch. */
 function SCHEMA_USER_TOKEN(): JsonSchema {
@@ -155,6 +187,25 @@ Deno.test("the schema refuses what the validator refuses by shape", () => {
     { rateLimits: { mcpPerUser: "fast" }, servers: {} },
     { logLevel: "chatty", servers: {} },
     { oauth: { idp: { provider: "myspace" } }, servers: {} },
+    { servers: { a: { transport: "stdio", command: "x", access: {} } } },
+    { servers: { a: { transport: "stdio", command: "x", tools: { deny: ["get_[a-z]"] } } } },
+    { servers: { a: { transport: "stdio", command: "x", tools: { rules: [{ tools: ["x"] }] } } } },
+    { servers: { a: { transport: "stdio", command: "x", requestTimeout: "soon" } } },
+    { servers: { a: { transport: "stdio", command: "x", serviceAuths: [{ type: "digest" }] } } },
+    {
+      servers: {
+        a: { transport: "stdio", command: "x", serviceAuths: [{ type: "basic", username: "u" }] },
+      },
+    },
+    {
+      servers: {
+        a: {
+          transport: "stdio",
+          command: "x",
+          serviceAuths: [{ type: "bearer", tokens: ["t"], password: "0123456789abcdef" }],
+        },
+      },
+    },
   ];
   for (const document of refused) {
     assert.equal(validate(document), false, JSON.stringify(document));

@@ -16,6 +16,7 @@ import { AccessTokens } from "../../src/oauth/access_tokens.ts";
 import { GrantStore } from "../../src/oauth/grants.ts";
 import { serviceUri } from "../../src/oauth/services.ts";
 import { TokenVerifier } from "../../src/oauth/token_verifier.ts";
+import { Revocations } from "../../src/oauth/revocations.ts";
 import { openKvStore } from "../../src/store/kv.ts";
 import type { Results } from "../lib/report.ts";
 
@@ -36,7 +37,8 @@ export async function authCost(results: Results): Promise<void> {
     refreshMs: 60_000,
     accessMs: 60_000,
   });
-  const verifier = new TokenVerifier({ issuer: ISSUER, accessTokens, grants, clock });
+  const revocations = new Revocations({ store, clock });
+  const verifier = new TokenVerifier({ issuer: ISSUER, accessTokens, grants, revocations, clock });
   const server = {
     name: "svc" as ServerName,
     public: false,

@@ -17,6 +17,7 @@ export const DEFAULT_CONNECTION_TIMEOUTS = {
 export function parseConnections(
   c: Checker,
   value: unknown,
+  /** The longest request timeout: `limits.requestTimeout` or a server's own. */
   requestTimeoutMs: number,
 ): ConnectionLimits {
   const raw = c.object(value, ["connections"], [
@@ -55,8 +56,8 @@ export function parseConnections(
   if (raw.idleTimeout !== undefined && limits.idleTimeoutMs <= requestTimeoutMs) {
     c.fail(
       at("idleTimeout"),
-      "must be longer than limits.requestTimeout, or a client waiting for a slow answer is cut",
-      "raise it, or leave it out (it then follows limits.requestTimeout)",
+      "must be longer than the longest request timeout (limits.requestTimeout, or a server's requestTimeout), or a client waiting for a slow answer is cut",
+      "raise it, or leave it out (it then follows the longest request timeout)",
     );
   }
   return limits;

@@ -434,3 +434,37 @@ Deno.test("parseConfigText() warns, and still accepts, when a stdio server's arg
     line: 8,
   }]);
 });
+
+Deno.test("parseConfigText() reads oauth.allow.groups: GitHub's lower-cased, refused where no groups can arrive", () => {
+  const with_ = (idp: string, groups: string) =>
+    `baseUrl: https://gw.example.com
+servers: { a: { transport: stdio, command: x } }
+oauth:
+  idp: ${idp}
+  allow: { groups: ${groups} }
+`;
+  const github = parseConfigText(
+    with_("{ provider: github, clientId: g, clientSecret: s }", "[Acme, Acme/Platform-Team]"),
+    () => undefined,
+  );
+  assert.deepEqual(github.oauth?.allow.groups, ["acme", "acme/platform-team"]);
+  const text = (yaml: string) =>
+    issuesOf(yaml).issues.map((i) => `${i.path.join(".")}: ${i.message} (${i.hint})`).join("\n");
+  assert.match(
+    text(with_("{ provider: google, clientId: g, clientSecret: s }", "[staff]")),
+    /oauth\.allow\.groups: Google names no groups at sign-in \(admit your Workspace domain/,
+  );
+  assert.match(
+    text(
+      with_(
+        "{ provider: oidc, issuer: https://idp.example.com, clientId: g, clientSecret: s }",
+        "[Staff]",
+      ),
+    ),
+    /oauth\.allow\.groups: no groups reach the gateway without oauth\.idp\.groupsClaim \(set oauth\.idp\.groupsClaim/,
+  );
+  assert.match(
+    text(with_("{ provider: github, clientId: g, clientSecret: s }", '[""]')),
+    /oauth\.allow\.groups\.0: is empty/,
+  );
+});

@@ -52,6 +52,7 @@ const IDP_KEYS = [
   "clientId",
   "clientSecret",
   "scopes",
+  "groupsClaim",
   "githubUrl",
   "githubApiUrl",
 ];
@@ -121,6 +122,7 @@ function parseIdp(c: Checker, value: unknown): IdpConfig {
     clientId: c.string(raw.clientId, [...path, "clientId"]) ?? "",
     clientSecret: new Secret(secret ?? ""),
     scopes,
+    ...parseGroupsClaim(c, raw.groupsClaim, provider),
     githubUrl: raw.githubUrl === undefined
       ? "https://github.com"
       : parseHttpsUrl(c, raw.githubUrl, [...path, "githubUrl"]) ?? "",
@@ -130,16 +132,47 @@ function parseIdp(c: Checker, value: unknown): IdpConfig {
   };
 }
 
-function parsePolicy(c: Checker, value: unknown, provider: IdpProvider): AccessPolicy {
+/** `idp.groupsClaim`: which claim names the person's groups; oidc and azure only. */
+function parseGroupsClaim(
+  c: Checker,
+  value: unknown,
+  provider: IdpProvider,
+): Pick<IdpConfig, "groupsClaim"> {
+  const path: ConfigPath = ["oauth", "idp", "groupsClaim"];
+  if (value === undefined) return {};
+  const claim = c.string(value, path, "the claim listing the person's groups, e.g. groups");
+  if (provider === "github") {
+    c.fail(
+      path,
+      "is not used with provider github",
+      "GitHub's organisations and teams are the groups (org and org/team-slug); remove groupsClaim",
+    );
+  } else if (provider === "google") {
+    c.fail(
+      path,
+      "Google's sign-in names no groups",
+      "admit people by domains or emails, or sign in through an oidc provider that emits groups (Keycloak, Okta, Entra ID)",
+    );
+  }
+  return claim === undefined ? {} : { groupsClaim: claim };
+}
+
+function parsePolicy(c: Checker, value: unknown, idp: IdpConfig): AccessPolicy {
   const path: ConfigPath = ["oauth", "allow"];
-  const raw = c.object(value, path, ["domains", "emails", "orgs", "anyone"]) ?? {};
+  const provider = idp.provider;
+  const raw = c.object(value, path, ["domains", "emails", "orgs", "groups", "anyone"]) ?? {};
   const lower = (list: string[]) => list.map((item) => item.trim().toLowerCase());
+  const groups = c.stringList(raw.groups, [...path, "groups"]).map((group) => group.trim());
   const policy: AccessPolicy = {
     domains: lower(c.stringList(raw.domains, [...path, "domains"])),
     emails: lower(c.stringList(raw.emails, [...path, "emails"])),
     orgs: lower(c.stringList(raw.orgs, [...path, "orgs"])),
+    // GitHub compares organisation logins and team slugs without regard to case; OIDC
+    // providers may not, so their group names are kept as written.
+    groups: provider === "github" ? lower(groups) : groups,
     anyone: c.boolean(raw.anyone, [...path, "anyone"], false),
   };
+  checkPolicyGroups(c, policy.groups, idp);
   policy.domains.forEach((domain, i) => {
     if (!/^[a-z0-9.-]+\.[a-z]{2,}$/.test(domain)) {
       c.fail([...path, "domains", i], `not a domain: ${describe(domain)}`, 'e.g. "example.com"');
@@ -153,15 +186,38 @@ function parsePolicy(c: Checker, value: unknown, provider: IdpProvider): AccessP
   if (policy.orgs.length > 0 && provider !== "github") {
     c.fail([...path, "orgs"], "organisations are checked with provider github only");
   }
-  const empty = !policy.domains.length && !policy.emails.length && !policy.orgs.length;
+  const empty = !policy.domains.length && !policy.emails.length && !policy.orgs.length &&
+    !policy.groups.length;
   if (empty && !policy.anyone) {
     c.fail(
       path,
       "admits nobody",
-      "list domains, emails or (github) orgs; or say anyone: true to admit every account the provider authenticates",
+      "list domains, emails, groups or (github) orgs; or say anyone: true to admit every account the provider authenticates",
     );
   }
   return policy;
+}
+
+/** `allow.groups` that could never match: the provider names no groups. */
+function checkPolicyGroups(c: Checker, groups: string[], idp: IdpConfig): void {
+  const path: ConfigPath = ["oauth", "allow", "groups"];
+  groups.forEach((group, i) => {
+    if (group === "") c.fail([...path, i], "is empty", "give a group name");
+  });
+  if (groups.length === 0) return;
+  if (idp.provider === "google") {
+    c.fail(
+      path,
+      "Google names no groups at sign-in",
+      "admit your Workspace domain with domains, or people with emails",
+    );
+  } else if (idp.provider !== "github" && idp.groupsClaim === undefined) {
+    c.fail(
+      path,
+      "no groups reach the gateway without oauth.idp.groupsClaim",
+      "set oauth.idp.groupsClaim to the claim that lists the person's groups (e.g. groups)",
+    );
+  }
 }
 
 function parseCimd(c: Checker, value: unknown): ClientMetadataDocumentsConfig {
@@ -214,7 +270,7 @@ export function parseOAuth(c: Checker, value: unknown): OAuthConfig | undefined 
       OAUTH_DEFAULTS.ssoSessionTtlMs,
     ),
     idp,
-    allow: parsePolicy(c, raw.allow, idp.provider),
+    allow: parsePolicy(c, raw.allow, idp),
     clientMetadataDocuments: parseCimd(c, raw.clientMetadataDocuments),
     redirectSchemes: c.stringList(raw.redirectSchemes, at("redirectSchemes")).map((scheme, i) => {
       const lower = scheme.toLowerCase();

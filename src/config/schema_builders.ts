@@ -25,6 +25,7 @@ export interface JsonSchema {
   default?: unknown;
   examples?: unknown[];
   oneOf?: JsonSchema[];
+  minProperties?: number;
   anyOf?: JsonSchema[];
   allOf?: JsonSchema[];
   if?: JsonSchema;

@@ -53,7 +53,7 @@ export const CONNECTIONS_SCHEMA: JsonSchema = {
       "30s",
     ),
     idleTimeout: duration(
-      "A connection with no request under way and no bytes either way for this long is closed, one never used too. Longer than limits.requestTimeout; left out: 75s, or requestTimeout plus 15s if that is longer.",
+      "A connection with no request under way and no bytes either way for this long is closed, one never used too. Longer than the longest request timeout (limits.requestTimeout or a server's requestTimeout); left out: 75s, or that timeout plus 15s if that is longer.",
       "75s",
     ),
     sendTimeout: duration(

@@ -34,6 +34,10 @@ export const OAUTH_SCHEMA: JsonSchema = {
         scopes: list(
           "Scopes to ask for (default: openid email profile; GitHub: read:user user:email read:org).",
         ),
+        groupsClaim: text(
+          "With provider oidc or azure: the ID-token or userinfo claim listing the person's groups (Keycloak, Okta: groups; Entra ID: groups, or roles for app roles). Refused for google (it names no groups) and github (organisations and teams are the groups).",
+          { examples: ["groups"] },
+        ),
         githubUrl: text("With provider github: GitHub Enterprise's URL.", {
           default: "https://github.com",
         }),
@@ -51,6 +55,10 @@ export const OAUTH_SCHEMA: JsonSchema = {
         domains: list("Email domains.", { examples: [["example.com"]] }),
         emails: list("Email addresses."),
         orgs: list("GitHub organisations (provider github)."),
+        groups: list(
+          "Groups named at sign-in: the groupsClaim of oidc and azure (compared exactly), GitHub's org and org/team-slug (lower-cased). Google names none.",
+          { examples: [["staff", "acme/platform"]] },
+        ),
         anyone: flag("Anyone the identity provider signs in (only for a private IdP).", false),
       },
     },

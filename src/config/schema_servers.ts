@@ -5,6 +5,58 @@
  */
 import { duration, flag, type JsonSchema, list, text } from "./schema_builders.ts";
 
+/** Who a rule admits (`access:` of a server or of a tool rule). */
+const ACCESS: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    emails: list("Email addresses (compared lower-cased).", {
+      examples: [["alice@example.com"]],
+    }),
+    domains: list(
+      "Email domains: the part after @, exactly (sub.example.com is not example.com).",
+      {
+        examples: [["example.com"]],
+      },
+    ),
+    groups: list(
+      "Groups: from oauth.idp.groupsClaim (compared exactly), GitHub's org and org/team-slug (lower-cased), or a serviceAuths entry's groups.",
+      { examples: [["editors"]] },
+    ),
+  },
+};
+
+/** A list of tool-name glob patterns: `*` any characters, `?` one. */
+function patterns(description: string, example: string[], absentMeansAll = false): JsonSchema {
+  const { default: fallback, ...schema } = list(
+    `${description} Glob patterns: * matches any characters, ? one.`,
+    {
+      items: { type: "string", pattern: "^[^\\s\\[\\]{}()|^$+\\\\!]{1,256}$" },
+      examples: [example],
+    },
+  );
+  return absentMeansAll ? schema : { ...schema, default: fallback };
+}
+
+/** One kind of service credential: its own keys beside type and groups. */
+function serviceAuth(type: string, keys: Record<string, JsonSchema>, required: string[]) {
+  return {
+    if: { properties: { type: { const: type } }, required: ["type"] },
+    then: {
+      properties: {
+        type: { const: type },
+        ...keys,
+        groups: list("The groups that access rules see for this credential's callers.", {
+          examples: [["ci"]],
+        }),
+      },
+      required,
+      additionalProperties: false,
+    },
+  };
+}
+
 /** Keys every kind of server has. */
 const SERVER_COMMON: Record<string, JsonSchema> = {
   transport: {
@@ -20,20 +72,66 @@ const SERVER_COMMON: Record<string, JsonSchema> = {
   serviceAuths: {
     type: "array",
     description:
-      "Static bearer tokens accepted for this server (for scripts and CI). With oauth: configured, people's OAuth tokens are accepted too.",
+      "Credentials of scripts and CI for this server: static bearer tokens, or an HTTP Basic username and password for clients that can send nothing else (only over TLS; prefer bearer). With oauth: configured, people's OAuth tokens are accepted too.",
     default: [],
     items: {
       type: "object",
-      additionalProperties: false,
-      required: ["type", "tokens"],
-      properties: {
-        type: { const: "bearer", description: "The only kind so far." },
-        tokens: list("Accepted tokens; give them from the environment.", {
-          examples: [["${CI_MCP_TOKEN}"]],
-        }),
+      required: ["type"],
+      properties: { type: { enum: ["bearer", "basic"], description: "bearer or basic." } },
+      allOf: [
+        serviceAuth("bearer", {
+          tokens: list("Accepted tokens; give them from the environment.", {
+            examples: [["${CI_MCP_TOKEN}"]],
+          }),
+        }, ["tokens"]),
+        serviceAuth("basic", {
+          username: text("With type basic: the username (visible ASCII, no ':').", {
+            examples: ["ci"],
+          }),
+          password: text(
+            "With type basic: the password, at least 16 characters; give it from the environment.",
+            { examples: ["${CI_MCP_PASSWORD}"], minLength: 16 },
+          ),
+        }, ["username", "password"]),
+      ],
+    },
+  },
+  access: {
+    ...ACCESS,
+    description:
+      "Who may use this server; absent: everyone who may sign in. Any one entry admits. Checked at /authorize, at every refresh and on every request (a reload takes effect at once). Service credentials have no email: only their groups count.",
+  },
+  tools: {
+    type: "object",
+    additionalProperties: false,
+    description:
+      "Which tools callers see in tools/list and may call; absent: all. deny wins over everything; a tool a rule names is only for callers that rule admits.",
+    properties: {
+      allow: patterns("Only these tools are shown and callable; absent: every tool not denied.", [
+        "get_*",
+        "echo",
+      ], true),
+      deny: patterns("These tools are hidden from everyone and never called.", ["delete_*"]),
+      rules: {
+        type: "array",
+        default: [],
+        description:
+          "Tools only for some callers: a tool matching a rule's tools is shown only to callers its access admits (matching several rules: to those every one of them admits).",
+        items: {
+          type: "object",
+          additionalProperties: false,
+          required: ["tools", "access"],
+          properties: {
+            tools: patterns("The tools this rule keeps for some callers.", ["write_*"]),
+            access: { ...ACCESS, description: "Who may use these tools; any one entry admits." },
+          },
+        },
       },
     },
   },
+  requestTimeout: duration(
+    "How long this server may take to answer a request; overrides limits.requestTimeout. In an aggregate, each member's own applies to the calls routed to it.",
+  ),
 };
 
 const USER_TOKEN: Record<string, JsonSchema> = {

@@ -13,7 +13,10 @@ import type { AggregateServerConfig, ServerConfig } from "./types.ts";
 export const AGGREGATE_KEYS = ["servers", "delimiter", "cacheTtl"];
 const DEFAULT_CACHE_TTL_MS = 60_000;
 
-type Common = Pick<AggregateServerConfig, "name" | "public" | "serviceAuths">;
+type Common = Pick<
+  AggregateServerConfig,
+  "name" | "public" | "serviceAuths" | "access" | "tools" | "requestTimeoutMs"
+>;
 
 export function parseAggregate(
   c: Checker,

@@ -29,7 +29,10 @@ export interface Substitution {
   value: string;
 }
 
-type Common = Pick<StdioServerConfig, "name" | "public" | "serviceAuths">;
+type Common = Pick<
+  StdioServerConfig,
+  "name" | "public" | "serviceAuths" | "access" | "tools" | "requestTimeoutMs"
+>;
 type BackendCommon = Pick<
   StdioServerConfig,
   keyof Common | "forwardRoots" | "protocol" | "secretValues"

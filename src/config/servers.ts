@@ -1,13 +1,14 @@
 /**
  * The `servers:` mapping: each entry's name, transport and the keys every kind shares (public,
- * serviceAuths, description), and whether anyone may reach it unauthenticated; then the
- * entry is handed to its kind (server_backends.ts, server_aggregate.ts).
+ * serviceAuths, access, tools, requestTimeout, description), and whether anyone may reach it
+ * unauthenticated; then the entry is handed to its kind (server_backends.ts,
+ * server_aggregate.ts).
  */
 import { isValidServerName, type ServerName } from "../core/ids.ts";
-import { Secret } from "../core/secret.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import { AGGREGATE_KEYS, checkAggregates, parseAggregate } from "./server_aggregate.ts";
+import { checkAccessSources, parseAccess, parseToolPolicy } from "./server_access.ts";
 import {
   HTTP_KEYS,
   parseBackendCommon,
@@ -16,9 +17,18 @@ import {
   STDIO_KEYS,
   type Substitution,
 } from "./server_backends.ts";
-import type { HttpServerConfig, ServerConfig, ServiceAuth } from "./types.ts";
+import { parseServiceAuths } from "./service_auths.ts";
+import type { HttpServerConfig, ServerConfig } from "./types.ts";
 
-const COMMON_SERVER_KEYS = ["transport", "public", "serviceAuths", "description"];
+const COMMON_SERVER_KEYS = [
+  "transport",
+  "public",
+  "serviceAuths",
+  "access",
+  "tools",
+  "requestTimeout",
+  "description",
+];
 /** Each kind's keys, in the order the hint for an unknown key lists them. */
 const KEYS_BY_TRANSPORT: Record<string, string[]> = {
   stdio: [...COMMON_SERVER_KEYS, ...STDIO_KEYS],
@@ -33,6 +43,10 @@ export interface ServerContext {
   oauthConfigured: boolean;
   /** The `${VAR}` values loading put into the document. */
   substitutions: Substitution[];
+  /** People bring groups at sign-in: provider github, or an oidc/azure `groupsClaim`. */
+  groupsAtSignIn?: boolean;
+  /** GitHub's groups arrive lower-cased, so the configuration's are compared lower-cased. */
+  lowerCaseGroups?: boolean;
 }
 
 /** Every server under `servers:`, by name; aggregates' members resolved and checked. */
@@ -53,6 +67,7 @@ export function parseServers(
     }
   }
   checkAggregates(c, servers, rawServers ?? {});
+  checkAccessSources(c, servers, { atSignIn: context.groupsAtSignIn ?? false });
   return servers;
 }
 
@@ -82,10 +97,19 @@ function parseServer(
     );
   }
   const raw = c.object(value, path, KEYS_BY_TRANSPORT[transport])!;
+  const spelling = { lowerCase: context.lowerCaseGroups ?? false };
+  const access = parseAccess(c, raw.access, [...path, "access"], spelling);
+  const tools = parseToolPolicy(c, raw.tools, [...path, "tools"], spelling);
   const common = {
     name: name as ServerName,
     public: c.boolean(raw.public, [...path, "public"], false),
-    serviceAuths: parseServiceAuths(c, raw.serviceAuths, [...path, "serviceAuths"]),
+    serviceAuths: parseServiceAuths(c, raw.serviceAuths, [...path, "serviceAuths"], spelling),
+    // Left out when not given, so that a server without them compares equal to before.
+    ...(access && { access }),
+    ...(tools && { tools }),
+    ...(raw.requestTimeout !== undefined && {
+      requestTimeoutMs: c.duration(raw.requestTimeout, [...path, "requestTimeout"], 1),
+    }),
   };
   if (!common.public && common.serviceAuths.length === 0 && !context.oauthConfigured) {
     c.fail(
@@ -104,37 +128,4 @@ function parseServer(
   if (transport === "stdio") return parseStdio(c, path, raw, backend, context.oauthConfigured);
   const http = { ...backend, transport: transport as HttpServerConfig["transport"] };
   return parseHttp(c, path, raw, http, context.oauthConfigured);
-}
-
-function parseServiceAuths(c: Checker, value: unknown, path: ConfigPath): ServiceAuth[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) {
-    c.fail(
-      path,
-      `expected a list, got ${describe(value)}`,
-      "write [{ type: bearer, tokens: [...] }]",
-    );
-    return [];
-  }
-  const auths: ServiceAuth[] = [];
-  value.forEach((item, i) => {
-    const at = [...path, i];
-    const raw = c.object(item, at, ["type", "tokens"]);
-    if (!raw) return;
-    if (raw.type !== "bearer") {
-      c.fail([...at, "type"], `unsupported auth type ${describe(raw.type)}`, 'use "bearer"');
-      return;
-    }
-    const tokens = c.stringList(raw.tokens, [...at, "tokens"]);
-    if (tokens.length === 0) {
-      c.fail([...at, "tokens"], "needs at least one token", 'e.g. tokens: ["${MY_TOKEN}"]');
-    }
-    tokens.forEach((token, j) => {
-      if (token.trim() !== token || token.length === 0) {
-        c.fail([...at, "tokens", j], "a token must be non-empty, without surrounding spaces");
-      }
-    });
-    auths.push({ type: "bearer", tokens: tokens.map((t) => new Secret(t)), groups: [] });
-  });
-  return auths;
 }

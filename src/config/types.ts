@@ -239,6 +239,8 @@ export interface AccessPolicy {
   domains: string[];
   emails: string[];
   orgs: string[];
+  /** Groups named at sign-in (`groupsClaim`, GitHub's `org` and `org/team-slug`). */
+  groups: string[];
   /** Everyone the identity provider authenticates; must be said explicitly. */
   anyone: boolean;
 }

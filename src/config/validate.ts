@@ -65,8 +65,16 @@ export function validateConfig(
   const servers = parseServers(c, raw.servers, {
     oauthConfigured: oauth !== undefined,
     substitutions,
+    groupsAtSignIn: oauth !== undefined &&
+      (oauth.idp.provider === "github" || oauth.idp.groupsClaim !== undefined),
+    lowerCaseGroups: oauth?.idp.provider === "github",
   });
   const limits = parseLimits(c, raw.limits);
+  // A client waiting for the slowest server's answer must not be cut as idle meanwhile.
+  const longestRequestMs = Math.max(
+    limits.requestTimeoutMs,
+    ...[...servers.values()].map((server) => server.requestTimeoutMs ?? 0),
+  );
   const config: ResolvedConfig = {
     listen,
     baseUrl,
@@ -74,7 +82,7 @@ export function validateConfig(
     secret,
     allowedOrigins: parseOrigins(c, raw.allowedOrigins),
     limits,
-    connections: parseConnections(c, raw.connections, limits.requestTimeoutMs),
+    connections: parseConnections(c, raw.connections, longestRequestMs),
     rateLimits: parseRateLimits(c, raw.rateLimits),
     audit: parseAudit(c, raw.audit),
     metrics: parseMetrics(c, raw.metrics),

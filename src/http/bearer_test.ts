@@ -1,15 +1,20 @@
 import assert from "node:assert/strict";
 import {
+  ALICE,
   type AuthParts,
+  codeForm,
   exchange,
+  issueCode,
   openAuthParts,
   refreshForm,
+  registerClient,
   signIn,
 } from "../../tests/fixtures/auth_parts.ts";
 import { parseConfigText } from "../config/load.ts";
 import type { ResolvedConfig, ServerConfig } from "../config/types.ts";
 import type { ServerName } from "../core/ids.ts";
 import { fingerprint } from "../crypto/random.ts";
+import { jwtClaims } from "../../tests/fixtures/oauth_raw.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./bearer.ts";
 
 const STATIC = "static-token-0123456789";
@@ -110,13 +115,34 @@ Deno.test("createAuthenticator() refuses a static token that is close to a confi
 Deno.test("createAuthenticator() accepts a Gatehouse access token for this server as the person it was issued to", async () => {
   await withAlpha(async (auth, parts) => {
     const { client, tokens } = await signIn(parts, ["https://gw.example.com/alpha"]);
+    const grantId = jwtClaims(tokens.access_token).fam;
     assert.deepEqual(
       await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
       {
         ok: true,
-        principal: { id: "oidc:alice", email: "alice@example.com", clientId: client.clientId },
+        principal: {
+          id: "oidc:alice",
+          email: "alice@example.com",
+          clientId: client.clientId,
+          groups: [],
+          grantId,
+        },
       },
     );
+  });
+});
+
+Deno.test("createAuthenticator() gives the person the groups their Gatehouse access token carries", async () => {
+  await withAlpha(async (auth, parts) => {
+    parts.namedGroups = new Set(["editors", "ops"]);
+    const { client } = await registerClient(parts);
+    const code = await issueCode(parts, client, {
+      identity: { ...ALICE, groups: ["ops", "unnamed", "editors"] },
+    });
+    const tokens = await exchange(parts, codeForm(client, code));
+    const result = await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1");
+    assert.ok(result.ok);
+    assert.deepEqual(result.principal.groups, ["ops", "editors"]);
   });
 });
 
@@ -192,7 +218,7 @@ Deno.test("createAuthenticator() refuses a Gatehouse access token whose grant wa
     await assert.rejects(exchange(parts, refreshForm(client, tokens.refresh_token!)));
     assert.deepEqual(
       await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1"),
-      invalid("the access token's grant has been revoked"),
+      invalid("this grant was revoked: sign in again through your MCP client"),
     );
   });
 });

@@ -1,8 +1,9 @@
 /**
  * What every MCP endpoint does before the front's handler runs: find the server, check the
- * origin, authenticate (with the RFC 9728 challenge when that fails), apply the per-person and
- * per-client limits, and add CORS for allowed origins. The route table in routes.ts says which
- * method and path reach which front handler.
+ * origin, authenticate (with the RFC 9728 challenge when that fails), check the server's
+ * `access:` against the caller (403), apply the per-person and per-client limits, and add CORS
+ * for allowed origins. The route table in routes.ts says which method and path reach which
+ * front handler.
  */
 import type { Context } from "hono";
 import type { ResolvedConfig, ServerConfig } from "../config/types.ts";
@@ -16,6 +17,7 @@ import type { StatelessLinks } from "../mcp/stateless_links.ts";
 import { DEFAULT_SCOPE, resourceMetadataUrl } from "../oauth/metadata.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
+import type { Policies } from "../policy/server_policy.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import type { GatewayEnv } from "./finish.ts";
 import { allowedOriginSet, isOriginAllowed } from "./origin.ts";
@@ -36,6 +38,8 @@ export interface McpDeps {
   basePath: string;
   /** The authorization server's issuer, when `oauth:` is configured (named in challenges). */
   issuer?: string;
+  /** Each server's `access:` and `tools:`, compiled for this configuration. */
+  policies: Policies;
 }
 
 export interface McpEndpoints {
@@ -98,9 +102,11 @@ export function mcpEndpoints(deps: McpDeps): McpEndpoints {
         auth.error === "invalid_request" ? 400 : 401,
         auth.error,
         auth.description,
-        { "www-authenticate": challenge(server.name, auth) },
+        { "www-authenticate": challenge(server, auth) },
       );
     }
+    const refusal = deps.policies.get(server.name)?.refusal(auth.principal);
+    if (refusal) return forbidden(request, server, auth.principal, refusal);
     const limited = rateLimited(auth.principal);
     if (limited) {
       return httpError(
@@ -133,18 +139,64 @@ export function mcpEndpoints(deps: McpDeps): McpEndpoints {
     });
   };
 
-  /** RFC 6750 §3 with RFC 9728 §5.1: where to find how to get a token for this server. */
-  const challenge = (name: ServerName, auth: { error: string; description: string }) => {
-    const parts = [`Bearer realm="gatehouse"`];
-    if (deps.issuer) {
-      parts.push(`resource_metadata="${resourceMetadataUrl(deps.issuer, name)}"`);
-      parts.push(`scope="${DEFAULT_SCOPE}"`);
+  /**
+   * RFC 6750 §3 with RFC 9728 §5.1: where to find how to get a token for this server; and, for
+   * a server taking HTTP Basic, RFC 7617's challenge for that server alone (both when it takes
+   * both).
+   */
+  const challenge = (server: ServerConfig, auth: { error: string; description: string }) => {
+    const challenges: string[] = [];
+    const bearerTokens = server.serviceAuths.some((entry) => entry.type === "bearer");
+    if (deps.issuer || bearerTokens) {
+      const parts = [`Bearer realm="gatehouse"`];
+      if (deps.issuer) {
+        parts.push(`resource_metadata="${resourceMetadataUrl(deps.issuer, server.name)}"`);
+        parts.push(`scope="${DEFAULT_SCOPE}"`);
+      }
+      if (auth.error !== "unauthorized") {
+        parts.push(`error="${auth.error}"`);
+        parts.push(`error_description="${quotable(auth.description)}"`);
+      }
+      challenges.push(parts.join(", "));
     }
-    if (auth.error !== "unauthorized") {
-      parts.push(`error="${auth.error}"`);
-      parts.push(`error_description="${auth.description.replace(/["\\]/g, "'")}"`);
+    if (server.serviceAuths.some((entry) => entry.type === "basic")) {
+      challenges.push(`Basic realm="gatehouse/${server.name}", charset="UTF-8"`);
     }
-    return parts.join(", ");
+    return challenges.join(", ");
+  };
+
+  /**
+   * 403: the caller is who they say, but the server's `access:` does not (or no longer) admit
+   * them: the configuration changed after their token was issued, or a service credential
+   * lacks the groups. RFC 6750 §3.1's insufficient_scope is the error that says "valid token,
+   * not enough for this resource" without asking the client to sign in again (invalid_token
+   * would); no `scope` is named, since no scope would help.
+   */
+  const forbidden = (
+    request: Request,
+    server: ServerConfig,
+    principal: Principal,
+    refusal: string,
+  ): Response => {
+    deps.metrics.authRefusals.inc({ server: server.name, reason: "access_denied" });
+    logger.info("request refused by the server's access rules", {
+      server: server.name,
+      user: principal.id,
+    });
+    const bearer = /^bearer /i.test(request.headers.get("authorization") ?? "");
+    return httpError(
+      403,
+      "insufficient_scope",
+      refusal,
+      bearer
+        ? {
+          "www-authenticate":
+            `Bearer realm="gatehouse", error="insufficient_scope", error_description="${
+              quotable(refusal)
+            }"`,
+        }
+        : {},
+    );
   };
 
   /** Per person, then per client: which limit stops this caller, and for how long. */
@@ -185,6 +237,11 @@ export function mcpEndpoints(deps: McpDeps): McpEndpoints {
     notAllowed: (allow) => (c) =>
       httpError(405, "method_not_allowed", `${c.req.method} is not supported here`, { allow }),
   };
+}
+
+/** Text that fits inside a quoted-string of a challenge. */
+function quotable(text: string): string {
+  return text.replace(/["\\]/g, "'");
 }
 
 function addCors(response: Response, origin: string): void {

@@ -21,7 +21,9 @@ import {
   protectedResourceMetadata,
 } from "../oauth/metadata.ts";
 import { type Admit, handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
+import { handleRevocationRequest, type RevocationDeps } from "../oauth/revoke.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { AccessFlow } from "../web/access_flow.ts";
 import type { CredentialFlow } from "../web/credential_flow.ts";
 import type { LoginFlow } from "../web/login_flow.ts";
 import { BodyTooLargeError, readBodyLimited } from "../mcp/front/http_util.ts";
@@ -33,6 +35,9 @@ export interface AuthServer {
   loginFlow: LoginFlow;
   credentialFlow: CredentialFlow;
   tokenDeps: TokenDeps;
+  revocationDeps: RevocationDeps;
+  /** /my/access: a person's grants, and revoking them. */
+  accessFlow: AccessFlow;
 }
 
 const MAX_REGISTRATION_BYTES = 16 * 1024;
@@ -211,16 +216,18 @@ export function oauthEndpoints(
     }
   };
 
+  // Charged only once the client is proven (see `Admit`): a client_id alone is public, and
+  // charging it would let anyone who knows it lock the client out of /token.
+  const admitFor = (c: Context<GatewayEnv>): Admit => (client) => {
+    const key = RateLimits.clientKey(client.clientId, c.env?.remoteAddress ?? "unknown");
+    const wait = limits.take("tokenPerClient", key);
+    if (wait) throw new ClientLimited(wait);
+  };
+
   const token: Endpoint = async (c) => {
     if (!auth) return notConfigured();
     const authorization = c.req.header("authorization") ?? null;
-    // Charged only once the client is proven (see `Admit`): a client_id alone is public, and
-    // charging it would let anyone who knows it lock the client out of /token.
-    const admit: Admit = (client) => {
-      const key = RateLimits.clientKey(client.clientId, c.env?.remoteAddress ?? "unknown");
-      const wait = limits.take("tokenPerClient", key);
-      if (wait) throw new ClientLimited(wait);
-    };
+    const admit = admitFor(c);
     try {
       const form = await readForm(c.req.raw);
       const response = await handleTokenRequest(form, authorization, auth.tokenDeps, admit);
@@ -235,6 +242,31 @@ export function oauthEndpoints(
         if (error.code !== "invalid_request") {
           logger.info("token refused", { reason: error.code, detail: error.description });
         }
+        return withCors(oauthErrorJson(error, authorization !== null));
+      }
+      throw error;
+    }
+  };
+
+  /** RFC 7009: 200 with an empty body whether or not there was anything to revoke. */
+  const revoke: Endpoint = async (c) => {
+    if (!auth) return notConfigured();
+    const authorization = c.req.header("authorization") ?? null;
+    try {
+      const form = await readForm(c.req.raw);
+      const { revoked } = await handleRevocationRequest(
+        form,
+        authorization,
+        auth.revocationDeps,
+        admitFor(c),
+      );
+      if (revoked) logger.info("grant revoked", { grant: revoked, by: "client" });
+      return json({}, 200, NO_STORE);
+    } catch (error) {
+      if (error instanceof ClientLimited) {
+        return tooManyRequests(error.wait, "rateLimits.tokenPerClient");
+      }
+      if (error instanceof OAuthError) {
         return withCors(oauthErrorJson(error, authorization !== null));
       }
       throw error;
@@ -263,6 +295,7 @@ export function oauthEndpoints(
       return json(publicClientMetadata(client), 200, NO_STORE);
     },
     token,
+    revoke,
     authorize: (c) => auth ? auth.loginFlow.authorize(c.req.raw) : notConfigured(),
     consent: async (c) => {
       if (!auth) return notConfigured();

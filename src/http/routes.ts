@@ -19,6 +19,7 @@ import type { SessionRegistry } from "../mcp/sessions.ts";
 import type { StatelessLinks } from "../mcp/stateless_links.ts";
 import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
+import type { Policies } from "../policy/server_policy.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { mcpEndpoints, type McpHandler } from "./mcp_routes.ts";
 import { finished, type GatewayEnv } from "./finish.ts";
@@ -49,6 +50,8 @@ export interface RouteDeps {
   authServer?: AuthServer;
   clock: Clock;
   metrics: GatewayMetrics;
+  /** Each server's `access:` and `tools:`, compiled for this configuration. */
+  policies: Policies;
 }
 
 /** The gateway's HTTP entry point: every route, with the finishing every request gets. */
@@ -87,6 +90,8 @@ export function buildRoutes(deps: RouteDeps): Routes {
     use("/register", limit.register),
     use("/token", limit.token),
     use("/token", limit.tokenFailures),
+    use("/revoke", limit.token),
+    use("/revoke", limit.tokenFailures),
     use("/authorize/*", limit.browser),
     use("/oauth/*", limit.browser),
     use("/logout", limit.browser),
@@ -109,11 +114,13 @@ export function buildRoutes(deps: RouteDeps): Routes {
     ...underBasePath(options("/.well-known/*", oauth.preflight)),
     options("/register", oauth.preflight),
     options("/token", oauth.preflight),
+    options("/revoke", oauth.preflight),
 
     // The authorization server.
     post("/register", oauth.register),
     get("/clients/:clientId", oauth.client),
     post("/token", oauth.token),
+    post("/revoke", oauth.revoke),
     get("/authorize", oauth.authorize),
     post("/authorize/consent", oauth.consent),
     get("/oauth/callback", oauth.callback),
@@ -123,6 +130,8 @@ export function buildRoutes(deps: RouteDeps): Routes {
     // People's own service credentials; without `oauth:` each of these paths says it needs it.
     ...(pages
       ? [
+        get("/my/access", pages.access),
+        post("/my/access/revoke", pages.revokeAccess),
         get("/my/tokens", pages.tokens),
         post("/my/tokens/set", pages.setToken),
         post("/my/tokens/delete", pages.deleteToken),
@@ -133,6 +142,8 @@ export function buildRoutes(deps: RouteDeps): Routes {
         post("/oauth/disconnect", pages.disconnect),
       ]
       : [
+        "/my/access",
+        "/my/access/*",
         "/my/tokens",
         "/my/tokens/*",
         "/oauth/services",

@@ -220,6 +220,7 @@ Deno.test("buildRoutes() turns a handler's unexpected error into the 500 JSON, l
       logger: createLogger("debug", (line) => logs.push(line)),
       clock: testClock(),
       metrics: new GatewayMetrics(),
+      policies: new Map(),
     });
     const fetch = (request: Request) => routes.fetch(request, { remoteAddress: "127.0.0.1" });
     for (

@@ -11,6 +11,9 @@ import { type AuthServer, browserForm } from "./oauth_routes.ts";
 type Page = (c: Context<GatewayEnv>) => Response | Promise<Response>;
 
 export interface CredentialPages {
+  /** /my/access: the person's grants; and revoking one. */
+  access: Page;
+  revokeAccess: Page;
   tokens: Page;
   setToken: Page;
   deleteToken: Page;
@@ -31,6 +34,8 @@ export function credentialPages(auth: AuthServer | undefined): CredentialPages |
   if (!auth) return undefined;
   const flow = auth.credentialFlow;
   return {
+    access: (c) => auth.accessFlow.page(c.req.raw),
+    revokeAccess: async (c) => auth.accessFlow.revoke(c.req.raw, await browserForm(c.req.raw)),
     tokens: (c) => flow.tokensPage(c.req.raw),
     setToken: async (c) => flow.setToken(c.req.raw, await browserForm(c.req.raw)),
     deleteToken: async (c) => flow.deleteToken(c.req.raw, await browserForm(c.req.raw)),

@@ -1,51 +1,52 @@
 /**
  * GitHub login (OAuth apps and GitHub Apps' user authorization): the web flow with PKCE, then
- * `/user`, `/user/emails` and `/user/orgs` to learn who logged in. GitHub is not OpenID Connect,
- * so there is no ID token; the identity is what its API says with the fresh access token.
+ * `/user`, `/user/emails`, `/user/orgs` and `/user/teams` to learn who logged in. GitHub is not
+ * OpenID Connect, so there is no ID token; the identity is what its API says with the fresh
+ * access token. Groups are the organisations (`org`) and teams (`org/team-slug`), lower-cased:
+ * GitHub compares logins and slugs without regard to case.
  */
 import type { IdpConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
+import { getJson, getList, type GithubList, GithubStatusError } from "./github_api.ts";
+import { boundGroups } from "./groups.ts";
 import {
   type IdentityProvider,
   IDP_TIMEOUT_MS,
   IdpError,
+  type IdpLog,
   type LoginFinish,
   type LoginStart,
 } from "./provider.ts";
 
-const API_HEADERS = {
-  accept: "application/vnd.github+json",
-  "x-github-api-version": "2022-11-28",
-  "user-agent": "gatehouse",
-};
-
-async function getJson<T>(url: string, token: string, clock: Clock): Promise<T> {
-  return await withTimeout(clock, IDP_TIMEOUT_MS, async (signal) => {
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        headers: { ...API_HEADERS, authorization: `Bearer ${token}` },
-        signal,
-      });
-    } catch (error) {
-      throw new IdpError("unreachable", `GitHub could not be reached: ${(error as Error).message}`);
-    }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new IdpError(
-        "invalid_response",
-        `GitHub answered ${response.status} for ${new URL(url).pathname}`,
-      );
-    }
-    return await response.json() as T;
-  });
+/** A team as GET /user/teams lists it (fields the gateway reads). */
+interface GithubTeam {
+  slug?: unknown;
+  organization?: { login?: unknown } | null;
 }
 
-export function createGithubProvider(config: IdpConfig, clock: Clock): IdentityProvider {
+export function createGithubProvider(
+  config: IdpConfig,
+  clock: Clock,
+  log: IdpLog,
+): IdentityProvider {
   const web = config.githubUrl;
   const api = config.githubApiUrl;
+
+  /**
+   * The person's teams. GitHub answers 403 when the token lacks `read:org` (or a GitHub App
+   * the organisation Members permission): then none, and the caller says so.
+   */
+  async function teamsOf(token: string): Promise<GithubList<GithubTeam> & { refused?: number }> {
+    try {
+      return await getList<GithubTeam>(api, "/user/teams", token, clock);
+    } catch (error) {
+      if (!(error instanceof GithubStatusError) || ![403, 404].includes(error.status)) throw error;
+      return { items: [], truncated: false, refused: error.status };
+    }
+  }
+
   return {
     kind: "github",
     authorizationUrl(start: LoginStart): Promise<URL> {
@@ -101,7 +102,7 @@ export function createGithubProvider(config: IdpConfig, clock: Clock): IdentityP
         );
       }
       const accessToken = token.access_token;
-      const [user, emails, orgs] = await Promise.all([
+      const [user, emails, orgs, teams] = await Promise.all([
         getJson<{ id: number; login: string; name?: string | null }>(
           `${api}/user`,
           accessToken,
@@ -112,19 +113,51 @@ export function createGithubProvider(config: IdpConfig, clock: Clock): IdentityP
           accessToken,
           clock,
         ),
-        getJson<{ login: string }[]>(`${api}/user/orgs`, accessToken, clock),
+        getList<{ login?: unknown }>(api, "/user/orgs", accessToken, clock),
+        teamsOf(accessToken),
       ]);
       if (typeof user?.id !== "number") {
         throw new IdpError("invalid_response", "GitHub's /user answer has no id");
       }
+      const subject = `github:${user.id}`;
       const verified = (Array.isArray(emails) ? emails : []).filter((e) => e.verified);
       const primary = verified.find((e) => e.primary) ?? verified[0];
+      const orgLogins = orgs.items.flatMap((org) =>
+        typeof org?.login === "string" ? [org.login.toLowerCase()] : []
+      );
+      const teamNames = teams.items.flatMap((team) =>
+        typeof team?.slug === "string" && typeof team.organization?.login === "string"
+          ? [`${team.organization.login}/${team.slug}`.toLowerCase()]
+          : []
+      );
+      if (teams.refused !== undefined) {
+        log.warn(
+          "GitHub refused to list the person's teams; sign-in proceeds with organisations only",
+          {
+            subject,
+            status: teams.refused,
+            hint:
+              "ask for the read:org scope (oauth.idp.scopes); a GitHub App needs the organisation permission Members: read",
+          },
+        );
+      }
+      if (orgs.truncated || teams.truncated) {
+        log.warn(
+          "GitHub lists more organisations or teams than the gateway reads; the rest are ignored",
+          {
+            subject,
+            organisations: orgLogins.length,
+            teams: teamNames.length,
+          },
+        );
+      }
       return {
-        subject: `github:${user.id}`,
+        subject,
         email: primary?.email,
         emailVerified: primary ? true : undefined,
         name: user.name ?? user.login,
-        orgs: (Array.isArray(orgs) ? orgs : []).map((org) => org.login.toLowerCase()),
+        orgs: orgLogins,
+        groups: boundGroups([...orgLogins, ...teamNames], subject, log),
         verifiedEmails: verified.map((e) => e.email),
       };
     },

@@ -1,7 +1,8 @@
 /**
  * OpenID Connect login through oauth4webapi: discovery, the code flow with PKCE, nonce and
  * state, and ID-token validation. Serves `oidc`, `google` (accounts.google.com) and `azure`
- * (an Entra tenant's v2.0 issuer).
+ * (an Entra tenant's v2.0 issuer). With `groupsClaim`, the person's groups come from that claim
+ * of the ID token, or of userinfo when the ID token lacks it.
  */
 import * as oauth from "oauth4webapi";
 import type { IdpConfig } from "../config/types.ts";
@@ -9,10 +10,12 @@ import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
+import { boundGroups, readGroupsClaim } from "./groups.ts";
 import {
   type IdentityProvider,
   IDP_TIMEOUT_MS,
   IdpError,
+  type IdpLog,
   type LoginFinish,
   type LoginStart,
 } from "./provider.ts";
@@ -20,8 +23,23 @@ import {
 /** Discovery is cached this long, then fetched again (keys and endpoints may rotate). */
 export const DISCOVERY_TTL_MS = 60 * 60_000;
 
+/**
+ * Entra ID sends a pointer to Microsoft Graph in place of a long groups list (the "overage").
+ * `_claim_names` names the claims so replaced; `hasgroups` is the implicit flow's form of it.
+ */
+function isOverage(claims: oauth.IDToken, claim: string): boolean {
+  const names = claims._claim_names;
+  const replaced = typeof names === "object" && names !== null && !Array.isArray(names) &&
+    names[claim] !== undefined;
+  return replaced || (claim === "groups" && claims.hasgroups === true);
+}
+
 /** A provider for one configuration; it keeps its own discovery, for DISCOVERY_TTL_MS of `clock`. */
-export function createOidcProvider(config: IdpConfig, clock: Clock): IdentityProvider {
+export function createOidcProvider(
+  config: IdpConfig,
+  clock: Clock,
+  log: IdpLog,
+): IdentityProvider {
   const issuer = new URL(config.issuer!);
   const client: oauth.Client = { client_id: config.clientId };
   const clientAuth = oauth.ClientSecretPost(config.clientSecret.reveal());
@@ -57,6 +75,50 @@ export function createOidcProvider(config: IdpConfig, clock: Clock): IdentityPro
         }`,
       );
     }
+  }
+
+  /** The person's groups: `claim` of the ID token, else of userinfo; never Microsoft Graph. */
+  async function groupsOf(
+    as: oauth.AuthorizationServer,
+    claims: oauth.IDToken,
+    accessToken: string,
+    claim: string,
+  ): Promise<string[]> {
+    const subject = `${config.provider}:${claims.sub}`;
+    const inToken = readGroupsClaim(claims[claim], claim, subject, log);
+    if (inToken) return boundGroups(inToken, subject, log);
+    if (isOverage(claims, claim)) {
+      log.warn(
+        "the identity provider sent a group overage instead of the groups; sign-in proceeds without groups",
+        {
+          subject,
+          claim,
+          hint:
+            'in Entra ID, emit "Groups assigned to the application" in the token configuration, or use app roles with groupsClaim: roles; the gateway does not call Microsoft Graph',
+        },
+      );
+      return [];
+    }
+    if (!as.userinfo_endpoint) return [];
+    let info: oauth.UserInfoResponse;
+    try {
+      info = await bounded(async (options) =>
+        await oauth.processUserInfoResponse(
+          as,
+          client,
+          claims.sub,
+          await oauth.userInfoRequest(as, client, accessToken, options),
+        )
+      );
+    } catch (error) {
+      throw new IdpError(
+        "invalid_response",
+        `the identity provider's userinfo answer, asked for the ${claim} claim, could not be accepted: ${
+          (error as Error).message
+        }`,
+      );
+    }
+    return boundGroups(readGroupsClaim(info[claim], claim, subject, log) ?? [], subject, log);
   }
 
   return {
@@ -124,6 +186,9 @@ export function createOidcProvider(config: IdpConfig, clock: Clock): IdentityPro
             ? claims.email_verified
             : undefined,
           name: typeof claims.name === "string" ? claims.name : undefined,
+          ...(config.groupsClaim !== undefined && {
+            groups: await groupsOf(as, claims, result.access_token, config.groupsClaim),
+          }),
         };
       } catch (error) {
         if (error instanceof IdpError) throw error;

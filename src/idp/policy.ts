@@ -1,7 +1,8 @@
 /**
  * The access policy: who among the people the identity provider authenticates may use the
- * gateway. Rules admit by verified email address, by email domain, or (GitHub) by organisation;
- * any one matching admits. Returns the reason for a refusal, or undefined.
+ * gateway. Rules admit by verified email address, by email domain, (GitHub) by organisation, or
+ * by a group the provider named at sign-in (compared exactly); any one matching admits. Returns
+ * the reason for a refusal, or undefined.
  */
 import type { AccessPolicy } from "../config/types.ts";
 import type { Identity } from "../core/identity.ts";
@@ -22,6 +23,7 @@ export function checkAccess(identity: Identity, policy: AccessPolicy): string | 
   if ((identity.orgs ?? []).some((org) => policy.orgs.includes(org.toLowerCase()))) {
     return undefined;
   }
+  if ((identity.groups ?? []).some((group) => policy.groups.includes(group))) return undefined;
   const who = identity.email ?? identity.subject;
   if (identity.email && identity.emailVerified === false) {
     return `the identity provider has not verified the address ${who}, so it cannot be admitted`;

@@ -26,6 +26,11 @@ export interface IdentityProvider {
   completeLogin(finish: LoginFinish): Promise<Identity>;
 }
 
+/** Where a provider reports what it accepted only in part (the gateway's logger fits). */
+export interface IdpLog {
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
 /** A login that failed at or after the provider; the message is shown to the person. */
 export class IdpError
   extends GatehouseError<"provider_error" | "login_refused" | "invalid_response" | "unreachable"> {}

@@ -44,6 +44,8 @@ export interface SessionOptions {
   principal: Principal;
   backend: Backend;
   requestTimeoutMs: number;
+  /** The setting `requestTimeoutMs` comes from, named when a request times out. */
+  requestTimeoutSetting?: string;
   logger: Logger;
   clock: Clock;
   /** Where the request timeouts run. */
@@ -89,6 +91,7 @@ export class Session {
       clock: options.clock,
       deadlines: options.deadlines,
       timeoutMs: options.requestTimeoutMs,
+      timeoutSetting: options.requestTimeoutSetting,
       audit: options.audit,
       subject: { session: this.id, server: this.server.name, principal: this.principal },
       onTimeout: (pending, message) => this.#timedOut(pending, message),

@@ -3,6 +3,7 @@
  * backend session another replica opened, continued) and the `Session` around it, with the
  * gateway's limits, clock, deadlines and audit. The registry decides when; this says how.
  */
+import { type RequestTimeout, requestTimeoutOf } from "../config/request_timeouts.ts";
 import type { Limits, ServerConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Deadlines } from "../core/deadlines.ts";
@@ -26,6 +27,11 @@ export interface SessionSettings {
   /** Grace a stdio child gets between SIGTERM and SIGKILL. */
   killGraceMs: number;
   audit?: AuditLog;
+  /**
+   * How long `server` may take to answer a request; by default its own `requestTimeout`, else
+   * `limits.requestTimeout` (app.ts also knows an aggregate's members).
+   */
+  requestTimeout?(server: ServerConfig): RequestTimeout;
   /** Which tools `principal` may see and call on `server`; undefined: all. */
   toolGate?(server: ServerConfig, principal: Principal): ToolGate | undefined;
   /**
@@ -37,6 +43,8 @@ export interface SessionSettings {
     user: PlaceholderValues,
     options: BackendOptions,
     resume?: ResumeBackend,
+    /** Whose session it is (an aggregate leaves out the members they may not use). */
+    principal?: Principal,
   ): Backend | Promise<Backend>;
 }
 
@@ -56,13 +64,14 @@ export class SessionFactory {
       killGraceMs: settings.killGraceMs,
       logger: this.#logger(id, server),
       clock: settings.clock,
-      requestTimeoutMs: settings.limits.requestTimeoutMs,
+      requestTimeoutMs: this.#timeout(server).ms,
     };
     return settings.connect(
       server,
       { "user.id": principal.id, "user.email": principal.email },
       backendOptions,
       from?.backend,
+      principal,
     );
   }
 
@@ -81,7 +90,8 @@ export class SessionFactory {
       server,
       principal,
       backend,
-      requestTimeoutMs: settings.limits.requestTimeoutMs,
+      requestTimeoutMs: this.#timeout(server).ms,
+      requestTimeoutSetting: this.#timeout(server).setting,
       logger: this.#logger(id, server),
       clock: settings.clock,
       deadlines: settings.deadlines,
@@ -105,6 +115,11 @@ export class SessionFactory {
     const backend = await this.connect(id, server, principal, from);
     await backend.transport.start();
     await backend.close();
+  }
+
+  #timeout(server: ServerConfig): RequestTimeout {
+    const settings = this.settings();
+    return settings.requestTimeout?.(server) ?? requestTimeoutOf(server, settings.limits);
   }
 
   #logger(id: SessionId, server: ServerConfig): Logger {

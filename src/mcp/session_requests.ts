@@ -27,6 +27,8 @@ export interface PendingRequestsOptions {
   clock: Clock;
   deadlines: Deadlines;
   timeoutMs: number;
+  /** Where `timeoutMs` is set; `limits.requestTimeout` unless said. */
+  timeoutSetting?: string;
   /** Where calls are recorded: who called which tool, outcome, duration. */
   audit?: AuditLog;
   /** Whose calls these are, as the audit records name them. */
@@ -146,12 +148,12 @@ export class PendingRequests {
   }
 
   #startTimer(id: RequestId, method: string): Deadline {
-    const { timeoutMs, deadlines } = this.options;
+    const { timeoutMs, deadlines, timeoutSetting = "limits.requestTimeout" } = this.options;
     return deadlines.add(timeoutMs, () => {
       const pending = this.settle(id);
       if (!pending) return;
       this.record(pending, "timeout");
-      const limit = `${timeoutMs / 1000}s (limits.requestTimeout)`;
+      const limit = `${timeoutMs / 1000}s (${timeoutSetting})`;
       this.options.onTimeout(pending, `the backend did not answer ${method} within ${limit}`);
     });
   }

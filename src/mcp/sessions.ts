@@ -197,6 +197,20 @@ export class SessionRegistry {
     });
   }
 
+  /**
+   * Ends every session here opened under one of `grantIds` (revoked grants), a stateless
+   * link opened by such a token included; its client then gets 404, as for any ended session.
+   * Returns how many ended. Another replica ends the ones it holds when it learns the same.
+   */
+  async endGrants(grantIds: readonly string[], reason: string): Promise<number> {
+    const revoked = new Set(grantIds);
+    const ending = [...this.#sessions.values()].filter((session) =>
+      session.principal.grantId !== undefined && revoked.has(session.principal.grantId)
+    );
+    await Promise.all(ending.map((session) => session.close(reason)));
+    return ending.length;
+  }
+
   /** Ends sessions with nothing in flight, no open stream, and no activity for the idle limit. */
   reapIdle(): void {
     const cutoff = this.options.clock.now() - this.options.limits.sessionIdleTimeoutMs;

@@ -1,6 +1,7 @@
 /**
  * Access tokens: RFC 9068 JWTs (`typ: at+jwt`), HS256 with the JWT-signing key derived from the
- * master secret. The audience lists the service URIs the token opens, nothing more.
+ * master secret. The audience lists the service URIs the token opens, nothing more; `groups`
+ * lists those of the person's groups that the configuration names (see TokenDeps.namedGroups).
  */
 import type { Clock } from "../core/clock.ts";
 import { type JwtClaims, JwtError, signJwt, verifyJwt } from "../crypto/jwt.ts";
@@ -18,6 +19,8 @@ export interface AccessTokenGrant {
   scope: string;
   /** The grant (family) this token came from, so revoking the grant stops it too. */
   familyId: string;
+  /** The person's groups that access rules may ask about; omitted from the token when empty. */
+  groups?: readonly string[];
 }
 
 export interface AccessTokenClaims extends JwtClaims {
@@ -27,6 +30,7 @@ export interface AccessTokenClaims extends JwtClaims {
   scope: string;
   email?: string;
   fam: string;
+  groups?: string[];
 }
 
 export class AccessTokens {
@@ -57,6 +61,7 @@ export class AccessTokens {
       scope: grant.scope,
       ...(grant.email !== undefined && { email: grant.email }),
       fam: grant.familyId,
+      ...(grant.groups?.length && { groups: [...grant.groups] }),
     };
     return await signJwt(this.options.keys[0], ACCESS_TOKEN_TYPE, claims);
   }
@@ -73,6 +78,13 @@ export class AccessTokens {
     });
     if (typeof claims.sub !== "string" || typeof claims.fam !== "string") {
       throw new JwtError("malformed", "the token lacks its subject or grant");
+    }
+    const groups = claims.groups;
+    if (
+      groups !== undefined &&
+      !(Array.isArray(groups) && groups.every((group) => typeof group === "string"))
+    ) {
+      throw new JwtError("malformed", "the token's groups are not a list of names");
     }
     return claims as AccessTokenClaims;
   }

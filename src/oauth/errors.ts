@@ -18,7 +18,8 @@ export type OAuthErrorCode =
   | "server_error"
   | "temporarily_unavailable"
   | "invalid_client_metadata"
-  | "invalid_redirect_uri";
+  | "invalid_redirect_uri"
+  | "unsupported_token_type";
 
 const STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -34,6 +35,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   temporarily_unavailable: 503,
   invalid_client_metadata: 400,
   invalid_redirect_uri: 400,
+  unsupported_token_type: 400,
 };
 
 export class OAuthError extends GatehouseError<OAuthErrorCode> {
@@ -70,10 +72,21 @@ export function oauthErrorRedirect(
   state: string | undefined,
   issuer: string,
 ): Response {
+  const location = oauthErrorLocation(redirectUri, error, state, issuer);
+  return new Response(null, { status: 302, headers: { location, ...NO_STORE } });
+}
+
+/** Where `oauthErrorRedirect` sends the browser: for a page that lets the person go on there. */
+export function oauthErrorLocation(
+  redirectUri: string,
+  error: OAuthError,
+  state: string | undefined,
+  issuer: string,
+): string {
   const url = new URL(redirectUri);
   url.searchParams.set("error", error.code);
   url.searchParams.set("error_description", error.description);
   if (state !== undefined) url.searchParams.set("state", state);
   url.searchParams.set("iss", issuer);
-  return new Response(null, { status: 302, headers: { location: url.href, ...NO_STORE } });
+  return url.href;
 }

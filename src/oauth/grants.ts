@@ -10,6 +10,14 @@ import { sha256Base64Url } from "../crypto/base64url.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
+import {
+  type FamilyRecord,
+  familyWrites,
+  indexKeys,
+  revocationLifetime,
+  revocationWrites,
+  withFacts,
+} from "./grant_records.ts";
 
 /** What a person granted a client: who, for which services, with which scope. */
 export interface GrantContext {
@@ -28,13 +36,6 @@ export interface CodeRecord extends GrantContext {
 
 export interface RefreshRecord extends GrantContext {
   familyId: string;
-  expiresAt: number;
-}
-
-interface FamilyRecord {
-  revoked: boolean;
-  /** Hash of the family's live refresh token. */
-  refreshHash?: string;
   expiresAt: number;
 }
 
@@ -63,7 +64,14 @@ export class GrantStore {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly lifetimes: { codeMs: number; refreshMs: number; accessMs: number },
+    /** Told of every revocation made here, so this replica acts on it at once. */
+    private readonly onRevoked?: (familyId: string, until: number) => void,
   ) {}
+
+  /** How long an access token lives; a family without a refresh token lives that long. */
+  get accessMs(): number {
+    return this.lifetimes.accessMs;
+  }
 
   async issueCode(context: Omit<CodeRecord, "expiresAt">): Promise<string> {
     const code = randomBase64Url(32);
@@ -79,29 +87,39 @@ export class GrantStore {
   }
 
   /**
-   * Consumes a code and opens its family, atomically. A code seen a second time revokes the
-   * family the first use opened.
+   * Consumes a code and opens its family (with who granted what, and its index entries),
+   * atomically. A code seen a second time revokes the family the first use opened. An expired
+   * code is used up too, and its family is born revoked: nothing is ever issued from it.
    */
   async redeemCode(code: string): Promise<Redemption<CodeRecord>> {
     const hash = await sha256Base64Url(code);
     const familyId = randomBase64Url(16);
-    const now = this.clock.now();
-    const familyLife = now + Math.max(this.lifetimes.refreshMs, this.lifetimes.accessMs);
-    const record = await this.store.consumeAndWrite<CodeRecord>(KEYS.code(hash), [
-      {
-        key: KEYS.usedCode(hash),
-        value: { familyId, expiresAt: familyLife },
-        expiresAt: familyLife,
-      },
-      {
-        key: KEYS.family(familyId),
-        value: { revoked: false, expiresAt: familyLife },
-        expiresAt: familyLife,
-      },
-    ]);
-    if (!record) return await this.#replayed(KEYS.usedCode(hash));
-    if (record.expiresAt <= now) return { ok: false, reason: "expired" };
-    return { ok: true, record, familyId };
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+      const entry = await this.store.getEntry<CodeRecord>(KEYS.code(hash));
+      const record = entry.value;
+      if (record === undefined) break;
+      const now = this.clock.now();
+      const familyLife = now + Math.max(this.lifetimes.refreshMs, this.lifetimes.accessMs);
+      const expired = record.expiresAt <= now;
+      const family = withFacts({ revoked: expired, expiresAt: familyLife, grantedAt: now }, record);
+      const committed = await this.store.commitIfUnchanged([entry], {
+        deletes: [KEYS.code(hash)],
+        writes: [
+          {
+            key: KEYS.usedCode(hash),
+            value: { familyId, expiresAt: familyLife } satisfies UsedMarker,
+            expiresAt: familyLife,
+          },
+          ...(expired
+            ? [{ key: KEYS.family(familyId), value: family, expiresAt: familyLife }]
+            : familyWrites(familyId, { ...family, lastUsedAt: now })),
+        ],
+      });
+      if (!committed) continue;
+      if (expired) return { ok: false, reason: "expired" };
+      return { ok: true, record, familyId };
+    }
+    return await this.#replayed(KEYS.usedCode(hash));
   }
 
   /**
@@ -120,16 +138,22 @@ export class GrantStore {
       const committed = await this.store.commitIfUnchanged([family], {
         writes: [
           { key: KEYS.refresh(hash), value: record, expiresAt: record.expiresAt },
-          {
-            key: KEYS.family(familyId),
-            value: { revoked: false, refreshHash: hash, expiresAt: until } satisfies FamilyRecord,
+          ...familyWrites(familyId, {
+            ...withFacts(family.value, context),
+            refreshHash: hash,
             expiresAt: until,
-          },
+          }),
         ],
       });
       if (committed) return token;
     }
     throw new Error(`storage: the grant ${familyId} kept changing while a token was issued`);
+  }
+
+  /** A live refresh token's record, without using it or judging a used one (RFC 7009). */
+  async refreshRecord(token: string): Promise<RefreshRecord | undefined> {
+    const record = await this.store.get<RefreshRecord>(KEYS.refresh(await sha256Base64Url(token)));
+    return record && record.expiresAt > this.clock.now() ? record : undefined;
   }
 
   /** Reads a refresh token without using it, for the checks that precede rotation. */
@@ -173,15 +197,12 @@ export class GrantStore {
             value: { familyId: old.familyId, expiresAt: record.expiresAt } satisfies UsedMarker,
             expiresAt: record.expiresAt,
           },
-          {
-            key: KEYS.family(old.familyId),
-            value: {
-              revoked: false,
-              refreshHash: nextHash,
-              expiresAt: record.expiresAt,
-            } satisfies FamilyRecord,
+          ...familyWrites(old.familyId, {
+            ...withFacts(family.value, old),
+            refreshHash: nextHash,
             expiresAt: record.expiresAt,
-          },
+            lastUsedAt: this.clock.now(),
+          }),
         ],
       });
       if (committed) return { ok: true, token: next };
@@ -190,16 +211,38 @@ export class GrantStore {
   }
 
   /**
-   * Ends a grant: its refresh token and access tokens stop working. The refresh record stays
-   * until it expires, so a later attempt to use it is recognised and named as revoked.
+   * Ends a grant: its refresh token and access tokens stop working, on every replica within
+   * the revocation poll (revocations.ts), here at once. The refresh record stays until it
+   * expires, so a later attempt to use it is recognised and named as revoked. The family keeps
+   * its facts (for the audit of who had what) and leaves the indexes of live grants.
    */
   async revokeFamily(familyId: string): Promise<void> {
-    const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
-    const expiresAt = Math.max(
-      family?.expiresAt ?? 0,
-      this.clock.now() + this.lifetimes.accessMs,
-    );
-    await this.store.set(KEYS.family(familyId), { revoked: true, expiresAt }, expiresAt);
+    const now = this.clock.now();
+    const until = revocationLifetime(now, this.lifetimes.accessMs);
+    const write = (family: FamilyRecord | undefined) => {
+      const expiresAt = Math.max(family?.expiresAt ?? 0, until);
+      const revoked: FamilyRecord = {
+        ...family,
+        revoked: true,
+        revokedAt: family?.revokedAt ?? now,
+        expiresAt,
+      };
+      return {
+        writes: [
+          { key: KEYS.family(familyId), value: revoked, expiresAt },
+          ...revocationWrites(familyId, until, now),
+        ],
+        deletes: family ? indexKeys(familyId, family) : [],
+      };
+    };
+    let committed = false;
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS && !committed; attempt++) {
+      const family = await this.store.getEntry<FamilyRecord>(KEYS.family(familyId));
+      committed = await this.store.commitIfUnchanged([family], write(family.value));
+    }
+    // A revocation must land: past a storm of writers, without the family's facts.
+    if (!committed) await this.store.commitIfUnchanged([], write(undefined));
+    this.onRevoked?.(familyId, until);
   }
 
   async isFamilyRevoked(familyId: string): Promise<boolean> {

@@ -5,6 +5,8 @@ import { serviceUri } from "./services.ts";
 /** The one scope Gatehouse grants: use of the service named by the token's audience. */
 export const SCOPES_SUPPORTED = ["mcp"] as const;
 export const DEFAULT_SCOPE = "mcp";
+/** How clients authenticate at /token and /revoke (RFC 6749 §2.3). */
+const CLIENT_AUTH_METHODS = ["none", "client_secret_post", "client_secret_basic"] as const;
 
 export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
   return {
@@ -12,11 +14,14 @@ export function authorizationServerMetadata(issuer: string): Record<string, unkn
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
     registration_endpoint: `${issuer}/register`,
+    // RFC 7009, with client authentication exactly as at the token endpoint.
+    revocation_endpoint: `${issuer}/revoke`,
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code", "refresh_token"],
     code_challenge_methods_supported: ["S256"],
-    token_endpoint_auth_methods_supported: ["none", "client_secret_post", "client_secret_basic"],
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
     scopes_supported: [...SCOPES_SUPPORTED],
     client_id_metadata_document_supported: true,
     authorization_response_iss_parameter_supported: true,

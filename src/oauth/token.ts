@@ -19,8 +19,18 @@ export interface TokenDeps {
   accessTokens: AccessTokens;
   /** Re-checks the access policy: undefined when the person may still get tokens. */
   checkAccess(identity: Identity): string | undefined;
+  /**
+   * Checks the servers' own `access:` for the audience about to be issued, as the configuration
+   * says now: undefined when the person may use every one, else why not.
+   */
+  checkServerAccess(identity: Identity, audience: string[]): string | undefined;
   /** Resolves a `resource` value to a service URI, or undefined when it names no service. */
   resolveResource(resource: string): string | undefined;
+  /**
+   * The groups the configuration names anywhere: an access token carries only these of the
+   * person's groups, asked afresh at each issue so a refresh after a reload sees new names.
+   */
+  namedGroups(): ReadonlySet<string>;
 }
 
 export interface TokenResponse {
@@ -32,7 +42,7 @@ export interface TokenResponse {
 }
 
 /** RFC 6749 §3.2: every parameter at most once. */
-function single(form: URLSearchParams, name: string): string | undefined {
+export function single(form: URLSearchParams, name: string): string | undefined {
   const values = form.getAll(name);
   if (values.length > 1) {
     throw new OAuthError("invalid_request", `the ${name} parameter is repeated`);
@@ -40,7 +50,7 @@ function single(form: URLSearchParams, name: string): string | undefined {
   return values[0] === "" ? undefined : values[0];
 }
 
-function required(form: URLSearchParams, name: string): string {
+export function required(form: URLSearchParams, name: string): string {
   const value = single(form, name);
   if (value === undefined) throw new OAuthError("invalid_request", `${name} is required`);
   return value;
@@ -121,13 +131,17 @@ async function respond(
   audience: string[],
   refreshToken: string | undefined,
 ): Promise<TokenResponse> {
+  const named = deps.namedGroups();
   const accessToken = await deps.accessTokens.issue({
     subject: context.identity.subject,
-    email: context.identity.email,
+    // An address the provider calls unverified proves nothing: rules on MCP requests (a
+    // server's access, tool rules) and backends ({{user.email}}) must not take it as the person's.
+    email: context.identity.emailVerified === false ? undefined : context.identity.email,
     clientId: client.clientId,
     audience,
     scope: context.scope,
     familyId,
+    groups: (context.identity.groups ?? []).filter((group) => named.has(group)),
   });
   await deps.clients.markUsed(client);
   return {
@@ -137,6 +151,23 @@ async function respond(
     scope: context.scope,
     ...(refreshToken !== undefined && { refresh_token: refreshToken }),
   };
+}
+
+/**
+ * The servers' `access:` as configured now (a reload may have narrowed it since the person
+ * consented): a grant whose audience the person may no longer use is ended, like one whose
+ * person the access policy no longer admits.
+ */
+async function checkServers(
+  deps: TokenDeps,
+  familyId: string,
+  context: GrantContext,
+  audience: string[],
+): Promise<void> {
+  const refusal = deps.checkServerAccess(context.identity, audience);
+  if (!refusal) return;
+  await deps.grants.revokeFamily(familyId);
+  throw new OAuthError("invalid_grant", `access was withdrawn: ${refusal}`);
 }
 
 function codeReplayed(): OAuthError {
@@ -206,6 +237,7 @@ async function authorizationCodeGrant(
     throw problem;
   }
   const audience = narrowAudience(form, record.audience, deps);
+  await checkServers(deps, familyId, record, audience);
   let refreshToken: string | undefined;
   if (client.grantTypes.includes("refresh_token")) {
     refreshToken = await deps.grants.issueRefresh(familyId, record);
@@ -249,6 +281,7 @@ async function refreshTokenGrant(
     throw new OAuthError("invalid_grant", `access was withdrawn: ${refusal}`);
   }
   const audience = narrowAudience(form, record.audience, deps);
+  await checkServers(deps, familyId, record, audience);
   const rotation = await deps.grants.rotateRefresh(token, record);
   if (!rotation.ok) {
     throw new OAuthError(

@@ -1,18 +1,21 @@
 /**
  * Checks an access token presented to a service: signature, type, issuer, expiry, that its
  * audience holds this service's URI, and that its grant has not been revoked. Revocation is
- * looked up in the store and remembered briefly, so a revoked grant stops working on every
- * replica within `REVOCATION_CACHE_MS` without a store read per request.
+ * asked of this replica's in-memory set (revocations.ts), refreshed from storage every few
+ * seconds, so a revoked grant stops working on every replica within 10 s and no request waits
+ * for storage. The first time this replica sees a grant it reads the grant's record once: a
+ * token of a grant already revoked, or one storage no longer knows, is refused at once.
  */
 import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
 import { JwtError } from "../crypto/jwt.ts";
 import { type AccessTokenClaims, type AccessTokens, SKEW_SECONDS } from "./access_tokens.ts";
 import type { GrantStore } from "./grants.ts";
+import type { Revocations } from "./revocations.ts";
 import { serviceUri } from "./services.ts";
 
-const REVOCATION_CACHE_MS = 5_000;
-const REVOCATION_CACHE_SIZE = 10_000;
+/** Grants this replica has read once and found live; past this many it reads them again. */
+const KNOWN_GRANTS_SIZE = 10_000;
 /** Tokens whose signature was already checked, so a busy client costs one HMAC, not one per call. */
 const VERIFIED_CACHE_SIZE = 10_000;
 
@@ -31,8 +34,11 @@ const DESCRIPTIONS: Record<JwtError["code"], string> = {
   not_yet_valid: "the access token is not valid yet; check the clocks",
 };
 
+/** What a token of a revoked grant is refused with (troubleshooting.md quotes it). */
+export const REVOKED_GRANT = "this grant was revoked: sign in again through your MCP client";
+
 export class TokenVerifier {
-  readonly #revocations = new Map<string, { revoked: boolean; at: number }>();
+  readonly #known = new Set<string>();
   /** Per service: tokens already verified for it, and their claims. */
   readonly #verified = new Map<ServerName, Map<string, AccessTokenClaims>>();
   #verifiedCount = 0;
@@ -42,6 +48,7 @@ export class TokenVerifier {
       issuer: string;
       accessTokens: AccessTokens;
       grants: GrantStore;
+      revocations: Revocations;
       clock: Clock;
     },
   ) {}
@@ -79,20 +86,18 @@ export class TokenVerifier {
     return await this.#unlessRevoked(claims);
   }
 
+  /** After any cache hit too: a token verified before its grant was revoked stops here. */
   async #unlessRevoked(claims: AccessTokenClaims): Promise<TokenCheck> {
-    if (await this.#isRevoked(claims.fam)) {
-      return { ok: false, description: "the access token's grant has been revoked" };
+    const { revocations, grants } = this.options;
+    if (revocations.has(claims.fam)) return { ok: false, description: REVOKED_GRANT };
+    if (this.#known.has(claims.fam)) return { ok: true, claims };
+    if (await grants.isFamilyRevoked(claims.fam)) {
+      // Kept as long as the token could verify, so it is refused without a read from now on.
+      revocations.noteRevoked(claims.fam, (claims.exp! + SKEW_SECONDS) * 1000);
+      return { ok: false, description: REVOKED_GRANT };
     }
+    if (this.#known.size >= KNOWN_GRANTS_SIZE) this.#known.clear();
+    this.#known.add(claims.fam);
     return { ok: true, claims };
-  }
-
-  async #isRevoked(familyId: string): Promise<boolean> {
-    const now = this.options.clock.now();
-    const cached = this.#revocations.get(familyId);
-    if (cached && now - cached.at < REVOCATION_CACHE_MS) return cached.revoked;
-    const revoked = await this.options.grants.isFamilyRevoked(familyId);
-    if (this.#revocations.size >= REVOCATION_CACHE_SIZE) this.#revocations.clear();
-    this.#revocations.set(familyId, { revoked, at: now });
-    return revoked;
   }
 }

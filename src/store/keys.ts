@@ -26,6 +26,20 @@ export function boundedKey(parts: readonly string[]): StoreKey {
   );
 }
 
+/**
+ * A key that is listed by its prefixes (an index): every part over MAX_PLAIN_PART_BYTES is
+ * replaced by its SHA-256 whatever the total, so that the key of a prefix is always a prefix
+ * of the key (`boundedKey` hashes only when the whole key would not fit, which depends on the
+ * parts after the prefix too).
+ */
+export function prefixKey(parts: readonly string[]): StoreKey {
+  return parts.map((part) =>
+    encodedSize(part) > MAX_PLAIN_PART_BYTES
+      ? new Uint8Array(createHash("sha256").update(part).digest())
+      : part
+  );
+}
+
 /** Deno KV's encoding of a string part: a type byte, UTF-8 with each NUL doubled, a NUL. */
 function encodedSize(part: string): number {
   const bytes = new TextEncoder().encode(part);
@@ -53,6 +67,32 @@ export const KEYS = {
   usedRefresh: (hash: string) => ["oauth", "refresh-used", hash] as const,
   /** A grant: everything issued from one authorization code, revocable as a whole. */
   family: (id: string) => boundedKey(["oauth", "family", id]),
+  /** Every grant, for listing them all (`gatehouse grants list`). */
+  families: ["oauth", "family"] as const,
+  /**
+   * Indexes of live grants by person (user id), by e-mail address (lower-cased) and by client,
+   * so that one person's or one client's grants are listed without reading every grant.
+   */
+  grantsOfUser: (userId: string) => prefixKey(["oauth", "grant-user", userId]),
+  grantOfUser: (userId: string, familyId: string) =>
+    prefixKey(["oauth", "grant-user", userId, familyId]),
+  grantsOfEmail: (email: string) => prefixKey(["oauth", "grant-email", email]),
+  grantOfEmail: (email: string, familyId: string) =>
+    prefixKey(["oauth", "grant-email", email, familyId]),
+  grantsOfClient: (clientId: string) => prefixKey(["oauth", "grant-client", clientId]),
+  grantOfClient: (clientId: string, familyId: string) =>
+    prefixKey(["oauth", "grant-client", clientId, familyId]),
+  /** Set once the grants opened before the indexes existed have been indexed. */
+  grantIndexBuilt: ["oauth", "grant-index-built"] as const,
+  /** Every live refresh token, for indexing grants opened before the indexes existed. */
+  refreshTokens: ["oauth", "refresh"] as const,
+  /**
+   * A revoked grant, kept while any of its access tokens could still be presented; and the key
+   * every revocation rewrites, whose version tells each replica to read the revocations again.
+   */
+  revocation: (familyId: string) => prefixKey(["oauth", "revoked", familyId]),
+  revocations: ["oauth", "revoked"] as const,
+  revocationEpoch: ["oauth", "revocation-epoch"] as const,
   /** A browser single sign-on session, by hash of its cookie. */
   ssoSession: (hash: string) => ["web", "sso", hash] as const,
   /** A person's approval of a client. */

@@ -145,6 +145,16 @@ class KvStore implements Store {
     await retryLocked(() => this.kv.delete(key as Deno.KvKey));
   }
 
+  async list<T>(prefix: StoreKey, limit?: number): Promise<StoreEntry<T>[]> {
+    return await retryLocked(async () => {
+      const found: StoreEntry<T>[] = [];
+      for await (const entry of this.kv.list<T>({ prefix: prefix as Deno.KvKey }, { limit })) {
+        found.push({ key: entry.key as StoreKey, value: entry.value, version: entry.versionstamp });
+      }
+      return found;
+    });
+  }
+
   close(): void {
     this.kv.close();
   }

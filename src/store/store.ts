@@ -51,5 +51,10 @@ export interface Store {
     changes: { writes?: StoreWrite[]; deletes?: StoreKey[] },
   ): Promise<boolean>;
   delete(key: StoreKey): Promise<void>;
+  /**
+   * Every record whose key starts with `prefix`, in key order, at most `limit` of them (all when
+   * left out). For indexes and small sets (revocations), never for a request's hot path.
+   */
+  list<T>(prefix: StoreKey, limit?: number): Promise<StoreEntry<T>[]>;
   close(): void;
 }

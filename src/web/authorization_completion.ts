@@ -1,19 +1,20 @@
 /**
- * Finishing an /authorize request once the person is known: consent (asked once per client,
- * remembered for the services it covered), the services step when a service that acts as the
- * person lacks their credential, and the authorization code sent to the request's own
- * redirect URI with its own state, PKCE challenge and audience. Only the person who was
- * asked may answer or complete a request.
+ * Finishing an /authorize request once the person is known: the servers' own `access:` (a
+ * server the person may not use gets no code, and the person a page saying why), consent
+ * (asked once per client, remembered for the services it covered), the services step when a
+ * service that acts as the person lacks their credential, and the authorization code sent to
+ * the request's own redirect URI with its own state, PKCE challenge and audience. Only the
+ * person who was asked may answer or complete a request.
  */
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
 import type { AuthorizationRequest } from "../oauth/authorize.ts";
-import { OAuthError, oauthErrorRedirect } from "../oauth/errors.ts";
+import { OAuthError, oauthErrorLocation, oauthErrorRedirect } from "../oauth/errors.ts";
 import type { GrantStore } from "../oauth/grants.ts";
 import type { Logger } from "../observability/logger.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
-import { consentPage, errorPage } from "./pages.ts";
+import { accessRefusedPage, consentPage, errorPage } from "./pages.ts";
 import type { PendingAuthorization, PendingAuthorizations } from "./pending_authorizations.ts";
 import { redirect, withCookies } from "./redirects.ts";
 import type { SsoSession, SsoSessions } from "./sso.ts";
@@ -30,6 +31,14 @@ export interface AuthorizationCompletionDeps {
   pending: PendingAuthorizations;
   /** Services among these audiences that act as the person and lack their credential. */
   credentialsMissing(audience: string[], user: string): Promise<string[]>;
+  /** The first of these audiences whose server's `access:` refuses the person, and why. */
+  checkServerAccess(identity: Identity, audience: string[]): ServerRefusal | undefined;
+}
+
+/** A server the person may not use, and the sentence saying so. */
+export interface ServerRefusal {
+  server: string;
+  reason: string;
 }
 
 /** An authorization waiting on the services page, as that page shows it. */
@@ -60,6 +69,8 @@ export class AuthorizationCompletion {
   ): Promise<Response> {
     const { deps } = this;
     const { request } = pending;
+    const refused = await this.#refusal(request, session.identity);
+    if (refused) return withCookies(refused, cookies);
     const consent = await deps.store.get<ConsentRecord>(
       KEYS.consent(session.identity.subject, request.clientId),
     );
@@ -191,8 +202,41 @@ export class AuthorizationCompletion {
     return request.audience.map((uri) => uri.slice(this.deps.issuer.length + 1));
   }
 
+  /**
+   * The page refusing a server the person may not use (RFC 6749 §4.1.2.1's access_denied for
+   * the client behind its link), or undefined when every requested server admits them.
+   */
+  async #refusal(
+    request: AuthorizationRequest,
+    identity: Identity,
+  ): Promise<Response | undefined> {
+    const { deps } = this;
+    const refused = deps.checkServerAccess(identity, request.audience);
+    if (!refused) return undefined;
+    deps.logger.info("authorization refused by a server's access rules", {
+      subject: identity.subject,
+      server: refused.server,
+      clientId: request.clientId,
+    });
+    return await accessRefusedPage({
+      person: identity.email ?? identity.name ?? identity.subject,
+      server: refused.server,
+      requested: this.#serverNames(request),
+      clientName: request.clientName,
+      returnTo: oauthErrorLocation(
+        request.redirectUri,
+        new OAuthError("access_denied", refused.reason),
+        request.state,
+        deps.issuer,
+      ),
+    });
+  }
+
   async #issueCode(request: AuthorizationRequest, identity: Identity): Promise<Response> {
     const { deps } = this;
+    // Asked again here: the configuration may have been reloaded while the person consented.
+    const refused = await this.#refusal(request, identity);
+    if (refused) return refused;
     const code = await deps.grants.issueCode({
       clientId: request.clientId,
       identity,

@@ -8,7 +8,7 @@ import type { AuthorizationRequest } from "../oauth/authorize.ts";
 import { GrantStore } from "../oauth/grants.ts";
 import { createLogger } from "../observability/logger.ts";
 import { openKvStore } from "../store/kv.ts";
-import { AuthorizationCompletion } from "./authorization_completion.ts";
+import { AuthorizationCompletion, type ServerRefusal } from "./authorization_completion.ts";
 import { cookiePolicy } from "./cookies.ts";
 import { PendingAuthorizations } from "./pending_authorizations.ts";
 import { type SsoSession, SsoSessions } from "./sso.ts";
@@ -32,6 +32,8 @@ interface Parts {
   grants: GrantStore;
   /** What `credentialsMissing` answers. */
   missing: string[];
+  /** What `checkServerAccess` answers: a server's `access:` refusing everyone, or none. */
+  refusal?: ServerRefusal;
   signIn(identity: Identity): Promise<{ session: SsoSession; cookie: string }>;
   /** A new pending authorization for REQUEST (or `request`), saved; its id. */
   waiting(request?: AuthorizationRequest): Promise<string>;
@@ -68,6 +70,7 @@ async function withCompletion(test: (parts: Parts) => Promise<void>): Promise<vo
       sso,
       pending,
       credentialsMissing: () => Promise.resolve(parts.missing),
+      checkServerAccess: () => parts.refusal,
     }),
     pending,
     grants,
@@ -230,5 +233,66 @@ Deno.test("consent() holds the code for the services step when a credential is m
       400,
       "This request has expired",
     ]);
+  });
+});
+
+const REFUSED: ServerRefusal = {
+  server: "beta",
+  reason:
+    'alice@example.com may not use the server "beta"; ask the gateway\'s administrators for access',
+};
+
+/** The refusal page's heading, what it says, and where its link goes. */
+async function refusalOf(response: Response) {
+  const body = await response.text();
+  return {
+    status: response.status,
+    title: /<h1>([^<]*)<\/h1>/.exec(body)?.[1],
+    says: [...body.matchAll(/<p>([^<]*)<\/p>/g)].map((match) => match[1]),
+    link: /<a class="button primary" href="([^"]*)">/.exec(body)?.[1].replaceAll("&amp;", "&"),
+  };
+}
+
+Deno.test("afterLogin() issues no code for a server whose access refuses the person, and shows why", async () => {
+  await withCompletion(async (parts) => {
+    parts.refusal = REFUSED;
+    const { session } = await parts.signIn(ALICE);
+    const both = { ...REQUEST, audience: [`${ISSUER}/alpha`, `${ISSUER}/beta`] };
+    const id = await parts.waiting(both);
+    const response = await parts.completion.afterLogin(
+      session,
+      id,
+      (await parts.pending.peek(id))!,
+      ["sso=kept"],
+    );
+    assert.equal(response.headers.get("set-cookie"), "sso=kept");
+    assert.deepEqual(await refusalOf(response), {
+      status: 403,
+      title: "You may not use “beta”",
+      says: [
+        "alice@example.com may not use the server “beta” on this gateway, so Test App was not given access to it.",
+        "It asked for alpha, beta; since you may not use one of them, it was given none.",
+        "If you need it, ask the gateway's administrators for access to “beta”.",
+      ],
+      link:
+        "https://app.example.com/callback?error=access_denied&error_description=alice%40example.com+may+not+use+the+server+%22beta%22%3B+ask+the+gateway%27s+administrators+for+access&state=client-state&iss=https%3A%2F%2Fgw.example.com",
+    });
+  });
+});
+
+Deno.test("consent() issues no code when a server's access changed while the person was asked", async () => {
+  await withCompletion(async (parts) => {
+    const asked = await askConsent(parts, ALICE);
+    // As a configuration reload between the consent page and its answer would.
+    parts.refusal = REFUSED;
+    const response = await parts.answer(asked.cookie, {
+      csrf: asked.csrf,
+      request: asked.id,
+      decision: "allow",
+    });
+    const refusal = await refusalOf(response);
+    assert.equal(refusal.status, 403);
+    assert.equal(new URL(refusal.link!).searchParams.get("error"), "access_denied");
+    assert.equal(new URL(refusal.link!).searchParams.get("code"), null);
   });
 });

@@ -107,7 +107,9 @@ export function layout(options: LayoutOptions, body: Html): Html {
 
 function accountLinks({ basePath, csrf }: AccountNav): Html {
   return html`
-    <a href="${basePath}/my/tokens">Your connections</a><form class="inline" method="post"
+    <a href="${basePath}/my/tokens">Your connections</a><a
+      href="${basePath}/my/access">Your access</a><form
+      class="inline" method="post"
       action="${basePath}/logout"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form>
   `;
 }

@@ -18,7 +18,11 @@ import { oauthErrorRedirect } from "../oauth/errors.ts";
 import type { GrantStore } from "../oauth/grants.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Store } from "../store/store.ts";
-import { AuthorizationCompletion, type AwaitingServices } from "./authorization_completion.ts";
+import {
+  AuthorizationCompletion,
+  type AwaitingServices,
+  type ServerRefusal,
+} from "./authorization_completion.ts";
 import type { CookiePolicy } from "./cookies.ts";
 import { IdpRoundTrip } from "./idp_round_trip.ts";
 import { LoginStates } from "./login_state.ts";
@@ -43,6 +47,8 @@ export interface LoginFlowDeps {
   cookies: CookiePolicy;
   resolveResource(resource: string): string | undefined;
   checkAccess(identity: Identity): string | undefined;
+  /** The first of these audiences whose server's `access:` refuses the person, and why. */
+  checkServerAccess(identity: Identity, audience: string[]): ServerRefusal | undefined;
   /** Services among these audiences that act as the person and lack their credential. */
   credentialsMissing(audience: string[], user: string): Promise<string[]>;
 }
@@ -79,6 +85,7 @@ export class LoginFlow {
       sso: deps.sso,
       pending: this.#pending,
       credentialsMissing: deps.credentialsMissing,
+      checkServerAccess: deps.checkServerAccess,
     });
     this.#signOut = new SignOut({ sso: deps.sso, logger: deps.logger, basePath: this.#basePath });
   }

@@ -133,3 +133,42 @@ export function signOutPage(person: string, csrf: string, action: string): Promi
     `,
   );
 }
+
+export interface AccessRefusedView {
+  person: string;
+  /** The server whose `access:` refuses the person. */
+  server: string;
+  /** Every server the application asked for. */
+  requested: string[];
+  clientName?: string;
+  /** The application's redirect URI carrying `access_denied`, for the person to go back. */
+  returnTo: string;
+}
+
+/**
+ * /authorize for a server the person may not use: no code is issued. The page says why; its
+ * link takes the person back to the application, which learns `access_denied` there.
+ */
+export function accessRefusedPage(view: AccessRefusedView): Promise<Response> {
+  const app = view.clientName ?? "the application";
+  const others = view.requested.length > 1
+    ? html`<p>It asked for ${
+      view.requested.join(", ")
+    }; since you may not use one of them, it was given none.</p>`
+    : "";
+  return pageResponse(
+    403,
+    { title: "Access not permitted", signedInAs: view.person },
+    html`
+      <div class="card" role="alert">
+        <h1>You may not use “${view.server}”</h1>
+        <p>${view.person} may not use the server “${view
+          .server}” on this gateway, so ${app} was not given access to it.</p>
+        ${others}
+        <p>If you need it, ask the gateway's administrators for access to “${view.server}”.</p>
+        <div class="actions"><a class="button primary" href="${view
+          .returnTo}">Return to ${app}</a></div>
+      </div>
+    `,
+  );
+}

@@ -31,6 +31,13 @@ export interface AggregateOptions {
   cache: DiscoveryCache;
   /** "*" when a member's lists are the same for everyone, else the person's id. */
   scopeOf(member: BackendServerConfig): string;
+  /** The member's tools the session's caller may use; all when absent (discovery.ts). */
+  memberTools?(member: string, tools: Record<string, unknown>[]): Record<string, unknown>[];
+  /**
+   * How long a call routed to `member` may take before it fails (its own requestTimeout);
+   * undefined: as long as the session around the aggregate waits.
+   */
+  callTimeoutMs?(member: BackendServerConfig): number | undefined;
   /** How long lists and connections may take before a member is left out. */
   discoveryTimeoutMs: number;
   /** A member that failed is tried again after this long. */
@@ -72,10 +79,12 @@ export class AggregateTransport implements Transport {
       deadlines: options.deadlines,
       logger: options.logger,
       ensure: (link) => this.#members.ensure(link),
+      memberTools: options.memberTools,
     });
     this.#router = new Router({
       members: this.#members,
       discovery: this.#discovery,
+      callTimeoutMs: (member) => options.callTimeoutMs?.(this.#members.config(member)),
       discoveryTimeoutMs: options.discoveryTimeoutMs,
     });
     this.#relay = new Relay({

@@ -9,7 +9,7 @@ import {
   type PersonTokens,
 } from "../backends/connect.ts";
 import type { PlaceholderValues } from "../backends/placeholders.ts";
-import { AggregateTransport } from "./aggregate.ts";
+import { type AggregateOptions, AggregateTransport } from "./aggregate.ts";
 import type { DiscoveryCache } from "./cache.ts";
 
 /**
@@ -38,15 +38,34 @@ export function createAggregateBackend(
     clock: Clock;
     deadlines: Deadlines;
     tokens?: PersonTokens;
+    /** The member's tools the person may use (their `tools:` policies); all when absent. */
+    memberTools?: AggregateOptions["memberTools"];
   },
 ): Backend {
+  // Each member waits as long as its own requestTimeout says, else as long as the aggregate
+  // does. The session around the aggregate waits for the slowest (config/request_timeouts.ts),
+  // so only members that must answer sooner than that need a timer of their own.
+  const timeoutOf = (member: BackendServerConfig) =>
+    member.requestTimeoutMs ?? options.requestTimeoutMs;
+  const longest = Math.max(options.requestTimeoutMs, ...members.map(timeoutOf));
   const transport = new AggregateTransport({
     server,
     members,
-    connect: (member) => connectBackend(member, user, options, options.tokens),
+    connect: (member) =>
+      connectBackend(
+        member,
+        user,
+        { ...options, requestTimeoutMs: timeoutOf(member) },
+        options.tokens,
+      ),
+    callTimeoutMs: (member) => {
+      const ms = timeoutOf(member);
+      return ms < longest ? ms : undefined;
+    },
     watchCredentials: options.tokens?.watch,
     cache: options.cache,
     scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
+    memberTools: options.memberTools,
     discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),
     retryAfterMs: RETRY_AFTER_MS,
     clock: options.clock,

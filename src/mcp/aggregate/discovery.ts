@@ -46,6 +46,11 @@ export interface DiscoveryOptions {
   logger: Logger;
   /** Connects a member if it can be; throws when it cannot. */
   ensure(link: MemberLink): Promise<void>;
+  /**
+   * The member's tools this session's caller may use (its own `tools:` policy, by its own
+   * names); all of them when absent. The cache holds every tool, as it serves everyone.
+   */
+  memberTools?(member: string, tools: Item[]): Item[];
 }
 
 export class Discovery {
@@ -54,6 +59,8 @@ export class Discovery {
   readonly #mergedFrom = new Map<ListKind, [string, Item[]][]>();
   /** Members missing from the last merge, and why: their calls are told so. */
   readonly leftOut = new Map<string, string>();
+  /** A cached tool list → what this session's caller may use of it (the same array each time). */
+  readonly #visible = new WeakMap<Item[], Item[]>();
 
   constructor(
     private readonly links: ReadonlyMap<string, MemberLink>,
@@ -85,7 +92,10 @@ export class Discovery {
           `listing ${link.name}`,
         );
         this.leftOut.delete(link.name);
-        return [link.name, items] as [string, Item[]];
+        return [link.name, kind === "tools" ? this.#visibleTools(link.name, items) : items] as [
+          string,
+          Item[],
+        ];
       } catch (error) {
         this.leftOut.set(link.name, (error as Error).message);
         logger.warn("aggregate member left out of a list", {
@@ -116,6 +126,14 @@ export class Discovery {
     }
     this.#merged.set(kind, merged);
     return merged;
+  }
+
+  #visibleTools(member: string, items: Item[]): Item[] {
+    const filter = this.options.memberTools;
+    if (!filter) return items;
+    let visible = this.#visible.get(items);
+    if (!visible) this.#visible.set(items, visible = filter(member, items));
+    return visible;
   }
 
   async #fetchAll(link: MemberLink, kind: ListKind): Promise<Item[]> {

@@ -13,6 +13,8 @@ export interface RouterOptions {
   discovery: Discovery;
   /** How long a member may take to set its logging level. */
   discoveryTimeoutMs: number;
+  /** How long a call routed to `member` may take; undefined: the session's timeout bounds it. */
+  callTimeoutMs?(member: string): number | undefined;
 }
 
 export class Router {
@@ -117,7 +119,11 @@ export class Router {
 
   async #forward(request: RpcRequest, link: MemberLink, params: Record<string, unknown>) {
     await this.options.members.ensure(link);
-    const started = link.start(request.method, params);
+    const started = link.start(
+      request.method,
+      params,
+      this.options.callTimeoutMs?.(link.name),
+    );
     const key = idKey(request.id);
     this.#inflight.set(key, { link, id: started.id });
     try {

@@ -1,0 +1,122 @@
+/**
+ * Groups from the company identity provider, with a real OpenID Connect provider behind the
+ * gateway: read at sign-in from the ID token or userinfo (`oauth.idp.groupsClaim`), admitted
+ * by `oauth.allow.groups`, carried in the access token as far as the configuration names them.
+ */
+import assert from "node:assert/strict";
+import { REDIRECT_URI } from "./fixtures/oauth_client.ts";
+import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import {
+  authorizeParams,
+  exchangeCode,
+  jwtClaims,
+  obtainCode,
+  registerClient,
+  token,
+} from "./fixtures/oauth_raw.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+async function withGroupsGateway(
+  test: (gw: TestGateway, idp: TestIdp) => Promise<void>,
+): Promise<void> {
+  const socket = await listenForGateway();
+  const idp = await startIdp([`${socket.url}/oauth/callback`]);
+  let gw: TestGateway | undefined;
+  try {
+    gw = await socket.start(
+      `
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+oauth:
+  idp:
+    provider: oidc
+    issuer: ${idp.issuer}
+    clientId: ${idp.clientId}
+    clientSecret: \${IDP_SECRET}
+    groupsClaim: groups
+  allow:
+    domains: [example.com]
+    groups: [Editors]
+`,
+      { IDP_SECRET: idp.clientSecret },
+    );
+    await test(gw, idp);
+  } finally {
+    if (gw) await gw.close();
+    else await socket.close();
+    await idp.close();
+  }
+}
+
+/** Signs in afresh (a new browser) and exchanges the code: the token response. */
+async function signIn(gw: TestGateway, clientId: string) {
+  const code = (await obtainCode(new UserAgent(), gw.url, clientId, `${gw.url}/alpha`))
+    .get("code")!;
+  const tokens = await exchangeCode(gw.url, clientId, code);
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.json));
+  return tokens.json;
+}
+
+Deno.test("groups from the identity provider: the token carries those the configuration names, and allow.groups admits by them", async () => {
+  await withGroupsGateway(async (gw, idp) => {
+    const client = await registerClient(gw.url);
+    // In the ID token; of a person's many groups only the one the configuration names.
+    const many = Array.from({ length: 300 }, (_, i) => `directory-group-${i}`);
+    idp.loginAs = {
+      email: "alice@example.com",
+      claims: { groups: ["Editors", "ops", ...many] },
+      claimsIn: "id_token",
+    };
+    assert.deepEqual(jwtClaims((await signIn(gw, client.client_id)).access_token).groups, [
+      "Editors",
+    ]);
+
+    // Only in userinfo, for an address outside example.com: admitted by the group alone.
+    idp.loginAs = {
+      email: "carol@else.example",
+      claims: { groups: ["Editors"] },
+      claimsIn: "userinfo",
+    };
+    const carol = jwtClaims((await signIn(gw, client.client_id)).access_token);
+    assert.equal(carol.email, "carol@else.example");
+    assert.deepEqual(carol.groups, ["Editors"]);
+
+    // OIDC group names are compared exactly: "editors" is another group.
+    for (const groups of [["editors"], []]) {
+      idp.loginAs = { email: "dave@else.example", claims: { groups } };
+      const params = await authorizeParams(client.client_id, {}, `${gw.url}/alpha`);
+      const stop = await new UserAgent().follow(
+        `${gw.url}/authorize?${params}`,
+        (u) => u.href.startsWith(REDIRECT_URI),
+      );
+      assert.equal(stop.response.status, 403);
+      assert.match(stop.body, /dave@else\.example is not permitted/);
+    }
+    assert.ok(
+      gw.logs.some((line) => line.includes("more groups than the gateway keeps")),
+      "302 groups are more than the gateway keeps, and it says so",
+    );
+  });
+});
+
+Deno.test("groups: a refresh after a reload that names another group puts it in the new access token", async () => {
+  await withGroupsGateway(async (gw, idp) => {
+    const client = await registerClient(gw.url);
+    idp.loginAs = { email: "alice@example.com", claims: { groups: ["Editors", "ops"] } };
+    const first = await signIn(gw, client.client_id);
+    assert.deepEqual(jwtClaims(first.access_token).groups, ["Editors"]);
+    // As a configuration reload would: a rule now names "ops".
+    gw.config.oauth!.allow.groups.push("ops");
+    const refreshed = await token(gw.url, {
+      grant_type: "refresh_token",
+      client_id: client.client_id,
+      refresh_token: first.refresh_token,
+    });
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+    assert.deepEqual(jwtClaims(refreshed.json.access_token).groups, ["Editors", "ops"]);
+  });
+});
