@@ -15,6 +15,7 @@ import { memory } from "./scenarios/memory.ts";
 import { front } from "./scenarios/front.ts";
 import { revisions } from "./scenarios/revisions.ts";
 import { policyCost } from "./scenarios/policy.ts";
+import { tracingCost } from "./scenarios/tracing.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -40,6 +41,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["7", front],
   ["8", revisions],
   ["9", policyCost],
+  ["10", tracingCost],
 ];
 
 const results = new Results();

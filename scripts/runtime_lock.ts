@@ -12,6 +12,7 @@
 /** The import-map entries the gateway's code imports (tests and bench import the rest). */
 export const RUNTIME_IMPORTS = [
   "@modelcontextprotocol/sdk",
+  "@opentelemetry/api",
   "hono",
   "oauth4webapi",
   "yaml",

@@ -35,7 +35,7 @@ export interface BenchGateway extends Running {
 /** `servers` is the YAML of the `servers:` mapping's entries (indented by two). */
 export async function startGateway(
   servers: string,
-  options: { oauth?: boolean; extra?: string } = {},
+  options: { oauth?: boolean; extra?: string; env?: Record<string, string> } = {},
 ): Promise<BenchGateway> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -71,7 +71,7 @@ export async function startGateway(
       `${dir}/config.yaml`,
     ],
     undefined,
-    { env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" } },
+    { env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "", ...options.env } },
   ).catch(async (error) => {
     await idp?.close();
     throw error;

@@ -7,6 +7,8 @@ import { randomHex } from "../crypto/random.ts";
 import { httpError } from "../mcp/front/http_util.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
+import { nameHttpSpan, TRACING } from "../observability/tracing.ts";
+import { httpRoute } from "./trace_route.ts";
 
 export type GatewayEnv = {
   Bindings: { remoteAddress?: string };
@@ -87,6 +89,13 @@ function finishRequest(
 ): void {
   addSecurityHeaders(response.headers);
   const kind = endpointKind(request.path, accounting.basePath);
+  // Tracing hook: Deno's server span named after the route (`POST /token`).
+  if (TRACING) {
+    nameHttpSpan(
+      request.method,
+      httpRoute(request.path, accounting.basePath, kind, response.status),
+    );
+  }
   const ms = performance.now() - request.started;
   accounting.metrics.httpRequests.inc({ kind, status: String(response.status) });
   accounting.metrics.httpDuration.observe(ms / 1000, { kind });

@@ -10,6 +10,7 @@ import { createMiddleware } from "hono/factory";
 import { errorPage } from "../web/pages.ts";
 import { RateLimits } from "./rate_limit.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
+import { noteOnHttpSpan } from "../observability/tracing.ts";
 import type { ResolvedConfig } from "../config/types.ts";
 import { parseClientId, parseServerName, type ServerName } from "../core/ids.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
@@ -232,6 +233,7 @@ export function oauthEndpoints(
       const form = await readForm(c.req.raw);
       const response = await handleTokenRequest(form, authorization, auth.tokenDeps, admit);
       metrics.tokensIssued.inc({ grant_type: form.get("grant_type")! });
+      noteOnHttpSpan("gatehouse.oauth.grant_type", form.get("grant_type")!);
       return json(response, 200, NO_STORE);
     } catch (error) {
       if (error instanceof ClientLimited) {
@@ -239,6 +241,7 @@ export function oauthEndpoints(
       }
       if (error instanceof OAuthError) {
         metrics.tokenRefusals.inc({ reason: error.code });
+        noteOnHttpSpan("gatehouse.oauth.error", error.code);
         if (error.code !== "invalid_request") {
           logger.info("token refused", { reason: error.code, detail: error.description });
         }

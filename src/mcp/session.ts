@@ -93,7 +93,12 @@ export class Session {
       timeoutMs: options.requestTimeoutMs,
       timeoutSetting: options.requestTimeoutSetting,
       audit: options.audit,
-      subject: { session: this.id, server: this.server.name, principal: this.principal },
+      subject: {
+        session: this.id,
+        server: this.server.name,
+        principal: this.principal,
+        config: this.server,
+      },
       onTimeout: (pending, message) => this.#timedOut(pending, message),
     });
     this.#backend = new SessionBackend(options.backend, options.logger, {
@@ -181,9 +186,11 @@ export class Session {
     }
     if (request.method === "initialize") this.#handshake.requested(request);
     if (this.#toolRefused(request)) return;
-    this.#pending.add(request);
+    const { trace } = this.#pending.add(request);
     try {
-      await this.#send(request as JSONRPCMessage);
+      // Traced: the request goes with the backend span in its _meta (request_trace.ts).
+      if (trace) await trace.send(request, (message) => this.#send(message as JSONRPCMessage));
+      else await this.#send(request as JSONRPCMessage);
     } catch (error) {
       const pending = this.#pending.settle(request.id);
       if (!pending) return;

@@ -9,6 +9,7 @@ import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import { AUDITED_METHODS, type AuditLog, type AuditOutcome } from "../observability/audit.ts";
 import { idKey, type RequestId, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
+import { type RequestTrace, traceRequest, type TraceSubject } from "./request_trace.ts";
 
 export interface PendingRequest {
   readonly id: RequestId;
@@ -17,6 +18,8 @@ export interface PendingRequest {
   readonly startedAt: number;
   /** For audited methods: what was called, and with which arguments (when audited). */
   readonly audit?: { target?: string; arguments?: unknown };
+  /** Its spans, when tracing is on (request_trace.ts); ended with its outcome. */
+  readonly trace?: RequestTrace;
 }
 
 interface Waiting extends PendingRequest {
@@ -32,7 +35,7 @@ export interface PendingRequestsOptions {
   /** Where calls are recorded: who called which tool, outcome, duration. */
   audit?: AuditLog;
   /** Whose calls these are, as the audit records name them. */
-  subject: { session: SessionId; server: string; principal: Principal };
+  subject: { session: SessionId; server: string; principal: Principal } & TraceSubject;
   /**
    * A request's time ran out (it is no longer pending, its outcome is recorded); `message`
    * says so in words for the client.
@@ -59,22 +62,25 @@ export class PendingRequests {
   }
 
   /** Starts waiting for the answer to `request`; its clock starts now. */
-  add(request: RpcRequest): void {
+  add(request: RpcRequest): PendingRequest {
     const meta = request.params?._meta as Record<string, unknown> | undefined;
-    this.#waiting.set(idKey(request.id), {
+    const waiting: Waiting = {
       id: request.id,
       method: request.method,
       progressToken: meta?.progressToken as string | number | undefined,
       timer: this.#startTimer(request.id, request.method),
       startedAt: this.options.clock.now(),
       audit: this.#auditDetails(request),
-    });
+      trace: traceRequest(request, this.options.subject),
+    };
+    this.#waiting.set(idKey(request.id), waiting);
+    return waiting;
   }
 
   /** The backend answered: the request is settled, its outcome recorded; undefined if none waits. */
   answered(response: RpcResponse): PendingRequest | undefined {
     const pending = this.settle(response.id);
-    if (pending?.audit) {
+    if (pending?.audit || pending?.trace) {
       const result = response.result as { isError?: unknown } | undefined;
       if (response.error) this.record(pending, "error", response.error.code);
       else this.record(pending, result?.isError === true ? "tool_error" : "ok");
@@ -129,6 +135,7 @@ export class PendingRequests {
 
   /** Records an audited request's outcome (requests of other methods are not recorded). */
   record(pending: PendingRequest | undefined, outcome: AuditOutcome, errorCode?: number): void {
+    pending?.trace?.end(outcome, errorCode);
     const audit = this.options.audit;
     if (!pending?.audit || !audit) return;
     const { session, server, principal } = this.options.subject;

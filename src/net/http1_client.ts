@@ -23,6 +23,7 @@ import { bodyStream, decode } from "./http1_body.ts";
 import { Connection, ConnectionClosedEarly, readExactly, readHead } from "./http1_connection.ts";
 import { IdlePool } from "./http1_pool.ts";
 import { encodeRequest, type Head } from "./http1_wire.ts";
+import { withTraceHeaders } from "../observability/tracing.ts";
 
 export interface Http1ClientOptions {
   /** Idle connections kept per origin for the next request. */
@@ -101,7 +102,8 @@ export class Http1Client {
     signal?.throwIfAborted();
     const method = (init?.method ?? "GET").toUpperCase();
     const idempotent = IDEMPOTENT.has(method);
-    const request = encodeRequest(method, url, init, this.#options.userAgent);
+    // Tracing hook: the current span's traceparent header (Deno's fetch, above, adds its own).
+    const request = encodeRequest(method, url, withTraceHeaders(init), this.#options.userAgent);
     for (let attempt = 0;; attempt++) {
       // A request that must not go twice gets a connection checked just before it is written.
       const connection = await this.#pool.take(url.origin, !idempotent) ??
