@@ -42,7 +42,7 @@ export async function authCost(results: Results): Promise<void> {
   const server = {
     name: "svc" as ServerName,
     public: false,
-    serviceAuths: [{ type: "bearer", tokens: [new Secret(STATIC)] }],
+    serviceAuths: [{ type: "bearer", tokens: [new Secret(STATIC)], groups: [] }],
   } as unknown as ServerConfig;
   const auth = await createAuthenticator(server, verifier);
   const issue = () =>
