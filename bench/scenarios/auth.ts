@@ -45,6 +45,18 @@ export async function authCost(results: Results): Promise<void> {
     serviceAuths: [{ type: "bearer", tokens: [new Secret(STATIC)], groups: [] }],
   } as unknown as ServerConfig;
   const auth = await createAuthenticator(server, verifier);
+  // The grant the tokens come from, as the token endpoint makes it: a redeemed code (a token of
+  // a grant the storage does not know is refused as revoked).
+  const code = await grants.issueCode({
+    clientId: "client-1",
+    identity: { subject: "oidc:alice", email: "alice@example.com" },
+    audience: [serviceUri(ISSUER, server.name)],
+    scope: "mcp",
+    redirectUri: "http://127.0.0.1/callback",
+    codeChallenge: "unused-by-the-bench",
+  });
+  const redeemed = await grants.redeemCode(code);
+  if (!redeemed.ok) throw new Error(`the bench's grant: ${redeemed.reason}`);
   const issue = () =>
     accessTokens.issue({
       subject: "oidc:alice",
@@ -52,15 +64,8 @@ export async function authCost(results: Results): Promise<void> {
       clientId: "client-1",
       audience: [serviceUri(ISSUER, server.name)],
       scope: "mcp",
-      familyId: "family-1",
+      familyId: redeemed.familyId,
     });
-  // The grant the tokens come from, as the token endpoint records it (no grant: revoked).
-  await grants.issueRefresh("family-1", {
-    clientId: "client-1",
-    identity: { subject: "oidc:alice", email: "alice@example.com" } as never,
-    audience: [serviceUri(ISSUER, server.name)],
-    scope: "mcp",
-  });
   const jwt = await issue();
   const request = (token: string) =>
     new Request(`${ISSUER}/svc/mcp`, { headers: { authorization: `Bearer ${token}` } });
