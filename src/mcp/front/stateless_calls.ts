@@ -55,18 +55,12 @@ export async function openRetryState(
   message: RpcRequest,
   ctx: FrontContext,
 ): Promise<string | CallAnswer> {
-  const params = (message.params ?? {}) as Json;
-  const binding = {
-    person: ctx.principal.id,
-    server: ctx.server.name,
-    method: message.method,
-    params,
-  };
+  const binding = stateBinding(message, ctx);
   try {
     const opened = await openRequestState(
       ctx.links.stateKeys,
       ctx.sessions.clock,
-      params.requestState,
+      binding.params.requestState,
       binding,
     );
     return opened.pending;
@@ -146,19 +140,33 @@ async function drive(
 }
 
 async function hold(waiting: WaitingInput, message: RpcRequest, ctx: FrontContext) {
-  const ref = ctx.links.waiting.hold(waiting);
+  return await sealState(message, ctx, ctx.links.waiting.hold(waiting), ctx.links.waiting.ttlMs);
+}
+
+/** A `requestState` for `message`'s retry, bound to this person and server, naming `ref`. */
+export async function sealState(
+  message: RpcRequest,
+  ctx: FrontContext,
+  ref: string,
+  ttlMs: number,
+): Promise<string> {
   return await sealRequestState(
     ctx.links.stateKeys[0],
     ctx.sessions.clock,
-    {
-      person: ctx.principal.id,
-      server: ctx.server.name,
-      method: message.method,
-      params: message.params as Json | undefined,
-    },
+    stateBinding(message, ctx),
     ref,
-    ctx.links.waiting.ttlMs,
+    ttlMs,
   );
+}
+
+/** What a state is bound to: whose, which server, which request. */
+function stateBinding(message: RpcRequest, ctx: FrontContext) {
+  return {
+    person: ctx.principal.id,
+    server: ctx.server.name,
+    method: message.method,
+    params: (message.params ?? {}) as Json,
+  };
 }
 
 function answer(message: RpcRequest, result: Json): CallAnswer {

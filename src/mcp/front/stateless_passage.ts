@@ -11,9 +11,9 @@ import type { StatelessLink } from "../stateless_links.ts";
 import { ended, progressTokenOf } from "../link_calls.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 import { modernHttpStatus } from "../protocol_versions.ts";
-import { sealRequestState } from "../translate/request_state.ts";
 import type { FrontContext } from "./context.ts";
 import { jsonResponse } from "./http_util.ts";
+import { sealState } from "./stateless_calls.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 
 /** What the sealed reference of a passed-through state starts with (the backend's follows). */
@@ -75,17 +75,7 @@ async function sealed(
 ): Promise<RpcResponse> {
   const result = response.result as Json | undefined;
   if (!isObject(result) || typeof result.requestState !== "string") return response;
-  const requestState = await sealRequestState(
-    ctx.links.stateKeys[0],
-    ctx.sessions.clock,
-    {
-      person: ctx.principal.id,
-      server: ctx.server.name,
-      method: message.method,
-      params: message.params as Json | undefined,
-    },
-    PASSAGE_PREFIX + result.requestState,
-    PASSAGE_STATE_TTL_MS,
-  );
+  const reference = PASSAGE_PREFIX + result.requestState;
+  const requestState = await sealState(message, ctx, reference, PASSAGE_STATE_TTL_MS);
   return { ...response, result: { ...result, requestState } };
 }
