@@ -19,14 +19,42 @@ export function defaultMaxConnections(openFileLimit: number | undefined): number
   return Math.max(16, Math.min(MAX_DEFAULT_CONNECTIONS, fits));
 }
 
-/** The soft open-file limit of this process, from /proc on Linux; undefined elsewhere. */
+/**
+ * The soft open-file limit of this process. Deno lets only a process with every permission read
+ * /proc/self/limits (the gateway runs with fewer), so a shell the gateway starts reports it
+ * instead: a child inherits its parent's limits. Undefined when neither can say.
+ */
 export function openFileLimit(): number | undefined {
+  return limitFromProc() ?? limitFromShell();
+}
+
+/** From /proc/self/limits: readable only with every permission. */
+export function limitFromProc(): number | undefined {
   try {
     const limits = Deno.readTextFileSync("/proc/self/limits");
     const line = limits.split("\n").find((l) => l.startsWith("Max open files"));
-    const soft = line?.split(/\s{2,}/)[1];
-    return soft && /^\d+$/.test(soft) ? Number(soft) : undefined;
+    return parseLimit(line?.split(/\s{2,}/)[1]);
   } catch {
     return undefined;
   }
+}
+
+/** From `ulimit` in a shell the gateway starts (needs permission to run /bin/sh). */
+export function limitFromShell(): number | undefined {
+  try {
+    const { success, stdout } = new Deno.Command("/bin/sh", {
+      args: ["-c", "ulimit -Sn"],
+      clearEnv: true,
+      stdin: "null",
+      stderr: "null",
+    }).outputSync();
+    return success ? parseLimit(new TextDecoder().decode(stdout).trim()) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A limit as /proc and `ulimit` write it; "unlimited" counts as none known. */
+export function parseLimit(text: string | undefined): number | undefined {
+  return text && /^\d+$/.test(text) ? Number(text) : undefined;
 }
