@@ -4,6 +4,10 @@
  * section of docs/benchmarks.md.
  *
  *   deno task bench [--calls N] [--only 1,2,…] [--no-write]
+ *
+ * `--only floor` runs the scenarios whose figures issue 20's proxy floor asks for, in one run:
+ * 2 (stdio against the peers, added latency), 5 (memory per stream), nginx (CPU per call
+ * against nginx; skipped with a line where nginx is not installed).
  */
 import { httpCalls } from "./scenarios/http_calls.ts";
 import { authCost } from "./scenarios/auth.ts";
@@ -16,6 +20,7 @@ import { front } from "./scenarios/front.ts";
 import { revisions } from "./scenarios/revisions.ts";
 import { policyCost } from "./scenarios/policy.ts";
 import { tracingCost } from "./scenarios/tracing.ts";
+import { nginxAnchor } from "./scenarios/nginx_anchor.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -27,7 +32,9 @@ function flag(name: string): string | undefined {
 }
 
 const calls = Number(flag("--calls") ?? 5000);
-const only = flag("--only")?.split(",");
+/** Names for sets of scenarios, usable in `--only`. */
+const GROUPS: Record<string, string[]> = { floor: ["2", "5", "nginx"] };
+const only = flag("--only")?.split(",").flatMap((id) => GROUPS[id] ?? [id]);
 const write = !Deno.args.includes("--no-write");
 
 const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] = [
@@ -42,6 +49,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["8", revisions],
   ["9", policyCost],
   ["10", tracingCost],
+  ["nginx", nginxAnchor],
 ];
 
 const results = new Results();

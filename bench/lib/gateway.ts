@@ -35,7 +35,13 @@ export interface BenchGateway extends Running {
 /** `servers` is the YAML of the `servers:` mapping's entries (indented by two). */
 export async function startGateway(
   servers: string,
-  options: { oauth?: boolean; extra?: string; env?: Record<string, string> } = {},
+  options: {
+    oauth?: boolean;
+    extra?: string;
+    env?: Record<string, string>;
+    /** More `deno run` flags (the memory scenario's `--inspect`). */
+    flags?: string[];
+  } = {},
 ): Promise<BenchGateway> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -64,6 +70,7 @@ export async function startGateway(
     [
       "run",
       ...profile,
+      ...options.flags ?? [],
       ...RUNTIME_PERMISSIONS,
       `${ROOT}main.ts`,
       "serve",

@@ -4,7 +4,7 @@
  * calls/s, p50 and p99, and the CPU time the watched processes spent per call.
  */
 import { HttpConnection, type Reply, rpcOf } from "./http_client.ts";
-import { cpuMicros } from "./processes.ts";
+import { cpuSpent, readCpu } from "./processes.ts";
 
 export const MCP_HEADERS = {
   "content-type": "application/json",
@@ -108,7 +108,7 @@ export async function runLoad(options: {
   }));
   const watch = options.watch ?? {};
   const cpuBefore = Object.fromEntries(
-    Object.entries(watch).map(([k, pid]) => [k, cpuMicros(pid)]),
+    Object.entries(watch).map(([k, pid]) => [k, readCpu(pid)]),
   );
   const latencies = new Float64Array(calls);
   let issued = 0;
@@ -124,7 +124,7 @@ export async function runLoad(options: {
   }));
   const seconds = (performance.now() - started) / 1000;
   const cpuPerCall = Object.fromEntries(
-    Object.entries(watch).map(([k, pid]) => [k, (cpuMicros(pid) - cpuBefore[k]) / calls]),
+    Object.entries(watch).map(([k, pid]) => [k, cpuSpent(cpuBefore[k], readCpu(pid)) / calls]),
   );
   for (const conn of connections) conn.close();
   latencies.sort();

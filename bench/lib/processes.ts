@@ -79,6 +79,61 @@ export function cpuMicros(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND * 1e6;
 }
 
+/**
+ * CPU time on the processor of all the process's live threads, in microseconds, from each
+ * thread's /proc schedstat (nanoseconds). Finer than `cpuMicros`, whose ticks are 10 ms: a
+ * proxy spending 12 µs a call spends one tick in 800 calls. A thread that ends takes its time
+ * with it, so `cpuSpent` checks this against the ticks. Undefined where schedstat is missing.
+ */
+export function cpuMicrosFine(pid: number): number | undefined {
+  let nanos = 0;
+  try {
+    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+      try {
+        nanos += Number(
+          Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/schedstat`).split(" ")[0],
+        );
+      } catch { /* the thread ended meanwhile */ }
+    }
+  } catch {
+    return undefined;
+  }
+  return nanos / 1000;
+}
+
+/** A reading of a process's CPU clocks, for `cpuSpent`. */
+export interface CpuReading {
+  ticks: number;
+  fine?: number;
+}
+
+export function readCpu(pid: number): CpuReading {
+  return { ticks: cpuMicros(pid), fine: cpuMicrosFine(pid) };
+}
+
+/**
+ * CPU µs spent between two readings: the per-thread figure when it agrees with the ticks
+ * (each reading of those is up to one tick short), the ticks otherwise (a thread ended and
+ * took its time along).
+ */
+export function cpuSpent(before: CpuReading, after: CpuReading): number {
+  const ticks = after.ticks - before.ticks;
+  if (before.fine === undefined || after.fine === undefined) return ticks;
+  const fine = after.fine - before.fine;
+  const tick = 1e6 / TICKS_PER_SECOND;
+  return Math.abs(fine - ticks) <= tick * 1.05 ? fine : ticks;
+}
+
+/** The ids of a process's children (Linux 3.5+: /proc/<pid>/task/<pid>/children). */
+export function childPids(pid: number): number[] {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
+      .filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** Resident set size in bytes, from /proc. */
 export function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
