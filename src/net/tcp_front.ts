@@ -22,7 +22,16 @@
 import { type Clock, systemClock, type Timer } from "../core/clock.ts";
 import { concatBytes } from "../core/streams.ts";
 import type { Logger } from "../observability/logger.ts";
-import { type FramingError, PEER_HEADER, RequestFraming } from "./request_framing.ts";
+import { type FramingError, PEER_HEADER } from "./request_framing.ts";
+import { ReadBuffer } from "./read_buffer.ts";
+import {
+  errorResponse,
+  FrontConnection,
+  HEADER_TIMEOUT,
+  isEmfile,
+  TOO_MANY,
+  writeAll,
+} from "./front_connection.ts";
 
 export interface FrontLimits {
   maxConnections: number;
@@ -58,77 +67,12 @@ export interface TcpFrontOptions {
 const TICK_MS = 500;
 /** After an accept failed for want of file descriptors, wait this long before the next. */
 const EMFILE_PAUSE_MS = 100;
-/** Per connection, a parked read each way: small, since idle streams are many. */
-const INBOUND_BUFFER = 4 * 1024;
-const OUTBOUND_BUFFER = 16 * 1024;
-const encoder = new TextEncoder();
-
+/** Per connection, a parked read each way: small at first, as idle streams are many. */
+const INBOUND_BUFFER = { initial: 1024, most: 4 * 1024 };
+const OUTBOUND_BUFFER = { initial: 2 * 1024, most: 16 * 1024 };
 /** The client address the front put on a request; undefined for one that did not come through it. */
 export function peerOf(request: Request): string | undefined {
   return request.headers.get(PEER_HEADER) ?? undefined;
-}
-
-function errorResponse(status: number, title: string, code: string, description: string) {
-  const body = JSON.stringify({ error: code, error_description: description });
-  return encoder.encode(
-    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${encoder.encode(body).length}\r\nconnection: close\r\n` +
-      (status === 503 ? "retry-after: 1\r\n" : "") + `\r\n${body}`,
-  );
-}
-
-const TOO_MANY = errorResponse(
-  503,
-  "Service Unavailable",
-  "temporarily_unavailable",
-  "the gateway holds as many connections as it may (connections.max); try again shortly",
-);
-const HEADER_TIMEOUT = errorResponse(
-  408,
-  "Request Timeout",
-  "request_timeout",
-  "the request head did not arrive in time (connections.headerTimeout)",
-);
-
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
-}
-
-function isEmfile(error: unknown): boolean {
-  return /os error 24|too many open files/i.test(String((error as Error)?.message ?? error));
-}
-
-class FrontConnection {
-  readonly framing: RequestFraming;
-  /** When the current phase began (for the first request: when the connection was accepted). */
-  phaseSince: number;
-  lastActivity: number;
-  /** Since when a write to the client has been waiting; 0 when none is. */
-  writingSince = 0;
-  /** Whether any request has gone through: before that, errors can still be answered. */
-  forwardedAny = false;
-  upstream?: Deno.Conn;
-  closed = false;
-
-  constructor(readonly client: Deno.TcpConn, peer: string, now: number, maxHeadBytes?: number) {
-    this.framing = new RequestFraming(peer, maxHeadBytes);
-    this.phaseSince = this.lastActivity = now;
-  }
-
-  /** Waiting for a request head: part of one has come, or nothing at all has been asked yet. */
-  get waitingForHead(): boolean {
-    return this.framing.phase === "head" || (!this.forwardedAny && this.framing.phase === "idle");
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const conn of [this.client, this.upstream]) {
-      try {
-        conn?.close();
-      } catch { /* closed already */ }
-    }
-  }
 }
 
 export class TcpFront {
@@ -294,21 +238,22 @@ export class TcpFront {
   async #inbound(connection: FrontConnection): Promise<void> {
     const { client, framing } = connection;
     const upstream = connection.upstream!;
-    const buffer = new Uint8Array(INBOUND_BUFFER);
+    const buffer = new ReadBuffer(INBOUND_BUFFER.initial, INBOUND_BUFFER.most);
     try {
       for (;;) {
-        const n = await client.read(buffer);
+        const n = await client.read(buffer.bytes);
         if (n === null) break;
         const now = this.#clock.now();
         connection.lastActivity = now;
         const before = framing.phase;
-        const result = framing.push(buffer.subarray(0, n));
+        const result = framing.push(buffer.bytes.subarray(0, n));
         if (result.error) return await this.#refuseRequest(connection, result.error);
         if (framing.phase !== before || result.heads > 0) connection.phaseSince = now;
         // One write for what one read brought (a head and its body, usually): a syscall each.
         if (result.forward.length === 1) await writeAll(upstream, result.forward[0]);
         else if (result.forward.length > 1) await writeAll(upstream, concatBytes(result.forward));
         if (result.heads > 0) connection.forwardedAny = true;
+        buffer.filled(n); // only now: what went on above was written from the old bytes
       }
       // The client is done sending; the server may still be answering.
       await upstream.closeWrite().catch(() => {});
@@ -321,14 +266,15 @@ export class TcpFront {
   async #outbound(connection: FrontConnection): Promise<void> {
     const { client } = connection;
     const upstream = connection.upstream!;
-    const buffer = new Uint8Array(OUTBOUND_BUFFER);
+    const buffer = new ReadBuffer(OUTBOUND_BUFFER.initial, OUTBOUND_BUFFER.most);
     try {
       for (;;) {
-        const n = await upstream.read(buffer);
+        const n = await upstream.read(buffer.bytes);
         if (n === null) break;
         connection.writingSince = connection.lastActivity = this.#clock.now();
-        await writeAll(client, buffer.subarray(0, n));
+        await writeAll(client, buffer.bytes.subarray(0, n));
         connection.writingSince = 0;
+        buffer.filled(n);
       }
     } catch { /* either side went away */ }
     connection.close();
