@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from "../sdk.ts";
 import type { Backend } from "./backends/connect.ts";
 import type { RequestId } from "./jsonrpc.ts";
 import { AnswerTooLargeError } from "./backends/bounded_answers.ts";
+import { BackendAnswerError } from "./backends/legacy_http_answers.ts";
 import { BackendProcessEnded } from "./backends/stdio.ts";
 
 /** What the session hears from its backend connection. */
@@ -111,7 +112,7 @@ export function sendFailure(error: unknown, method: string): string {
   // Said as when the process ends while a request waits, whichever the backend showed first.
   if (error instanceof BackendProcessEnded) return `${message} before answering ${method}`;
   if (error instanceof SyntaxError) return `the backend's answer is not valid JSON: ${message}`;
-  // The backend was reached; its answer was refused (limits.maxMessageBytes).
-  if (error instanceof AnswerTooLargeError) return message;
+  // The backend was reached; its answer was refused (limits.maxMessageBytes, or its shape).
+  if (error instanceof AnswerTooLargeError || error instanceof BackendAnswerError) return message;
   return `could not reach the backend: ${message}`;
 }

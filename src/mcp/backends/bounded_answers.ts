@@ -64,34 +64,47 @@ export function boundedAnswers(
   fetch: typeof globalThis.fetch,
   options: BoundedAnswerOptions,
 ): typeof globalThis.fetch {
-  const max = options.maxMessageBytes;
   return async (input, init) => {
     const response = await fetch(input, init);
-    if (!response.body) return response;
     const type = response.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
-    if (type === "text/event-stream") {
+    if (type === "text/event-stream" && response.body) {
       const post = (init?.method ?? "GET").toUpperCase() === "POST";
       return withBody(response, boundedEvents(response.body, options, post ? init?.body : null));
     }
-    const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
-    const encoded = !!encoding && encoding !== "identity";
-    const declared = Number(response.headers.get("content-length") ?? NaN);
-    // A declared length within the limit, and no decompression: the body is what was declared.
-    if (!encoded && declared <= max) return response;
-    const message = answerTooLargeMessage(max, encoded);
-    if (!encoded && declared > max) {
-      await response.body.cancel().catch(() => {});
-      options.onOversized?.(message);
-      throw new AnswerTooLargeError(message);
-    }
-    return withBody(
-      response,
-      boundedBytes(response.body, max, () => {
-        options.onOversized?.(message);
-        return new AnswerTooLargeError(message);
-      }),
-    );
+    return await boundedPlain(response, options);
   };
+}
+
+/**
+ * A JSON (or any non-SSE) answer held to the limit, counted whole after decompression: the
+ * answer itself when its declared length is within the limit, else one whose body errors once
+ * past it. A declared length past the limit throws at once.
+ */
+export async function boundedPlain(
+  response: Response,
+  options: Omit<BoundedAnswerOptions, "oversizedEvents">,
+): Promise<Response> {
+  const max = options.maxMessageBytes;
+  const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
+  const encoded = !!encoding && encoding !== "identity";
+  const declared = Number(response.headers.get("content-length") ?? NaN);
+  // A declared length within the limit, and no decompression: the body is what was declared.
+  // (Asked before `body`, which would turn a body read whole into a stream.)
+  if (!encoded && declared <= max) return response;
+  if (!response.body) return response;
+  const message = answerTooLargeMessage(max, encoded);
+  if (!encoded && declared > max) {
+    await response.body.cancel().catch(() => {});
+    options.onOversized?.(message);
+    throw new AnswerTooLargeError(message);
+  }
+  return withBody(
+    response,
+    boundedBytes(response.body, max, () => {
+      options.onOversized?.(message);
+      return new AnswerTooLargeError(message);
+    }),
+  );
 }
 
 /** The body, erroring (and abandoning the rest) once more than `max` bytes have come. */

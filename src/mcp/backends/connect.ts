@@ -1,7 +1,7 @@
 /**
  * Builds the backend connection for one client session from the server's configuration:
- * a child process for stdio, the SDK's client transports for HTTP backends, each behind the
- * switch that speaks the revision the backend does (`protocol:`, revision_switch.ts). Only
+ * a child process for stdio, the gateway's own transport for a Streamable HTTP backend
+ * (legacy_http.ts), the SDK's for a legacy SSE one, each behind the switch that speaks the revision the backend does (`protocol:`, revision_switch.ts). Only
  * configured headers reach an HTTP backend; nothing of the client's request (its token above
  * all) does.
  */
@@ -10,20 +10,15 @@ import type { Secret } from "../../core/secret.ts";
 import { type Clock, waitAtMost } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { maskingLogger, SecretMask } from "../../observability/mask.ts";
-import {
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-  type Transport,
-} from "../../sdk.ts";
+import { SSEClientTransport, StreamableHTTPError, type Transport } from "../../sdk.ts";
 import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placeholders.ts";
 import { LegacySseBackend } from "./legacy_sse.ts";
 import { MaskedErrors } from "./masked_errors.ts";
 import { StdioBackend } from "./stdio.ts";
-import { sseAnswersAsJson } from "./sse_answers.ts";
 import { type BoundedAnswerOptions, boundedAnswers } from "./bounded_answers.ts";
 import { WithheldRoots } from "./withheld_roots.ts";
 import { HttpWire } from "./modern_http.ts";
+import { LegacyHttp } from "./legacy_http.ts";
 import { PipeWire } from "./modern_wire.ts";
 import { revisionKey, RevisionMemory } from "./revision_probe.ts";
 import { RevisionSwitch, type RevisionSwitchOptions } from "./revision_switch.ts";
@@ -203,13 +198,19 @@ function createTransport(
     const transport = new MaskedErrors(new LegacySseBackend(sse), mask);
     return { transport, close: () => transport.close(), detach: () => transport.close() };
   }
-  const sdk = new StreamableHTTPClientTransport(url, {
-    requestInit,
-    fetch: sseAnswersAsJson(bounded("skip"), options.maxMessageBytes),
+  const http = new LegacyHttp({
+    url,
+    headers: requestInit.headers as Record<string, string>,
+    fetch,
+    mask,
+    clock: options.clock,
+    // Held to the limit as every answer is (bounded_answers.ts), by the transport itself.
+    maxMessageBytes: options.maxMessageBytes,
+    onOversized: (error) => options.logger.warn("backend answer too large", { error }),
     sessionId: resume?.sessionId,
+    protocolVersion: resume?.protocolVersion,
   });
-  if (resume) sdk.setProtocolVersion(resume.protocolVersion);
-  const legacy = new MaskedErrors(sdk, mask);
+  const legacy = new MaskedErrors(http, mask);
   // A backend session being continued is a 2025 one: there is nothing to decide.
   const transport = resume ? legacy : new RevisionSwitch(
     switchOptions(server, options, () => legacy, () =>
@@ -226,18 +227,18 @@ function createTransport(
     close: async () => {
       // A backend that never answers the DELETE must not hold the session's place for ever:
       // after the grace the connection is dropped, and the DELETE with it.
-      if (sdk.sessionId) {
-        await waitAtMost(options.clock, options.killGraceMs, sdk.terminateSession());
+      if (http.sessionId) {
+        await waitAtMost(options.clock, options.killGraceMs, http.terminateSession());
       }
       await detach();
     },
     detach,
-    sharedSessionId: () => sdk.sessionId,
+    sharedSessionId: () => http.sessionId,
     continuable: () => !(transport instanceof RevisionSwitch && transport.speaksModern),
     speaksModern: () => transport instanceof RevisionSwitch && transport.speaksModern,
     // The spec's answer to a request for a session the server no longer has is 404.
     sessionGone: (error) =>
-      sdk.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404,
+      http.sessionId !== undefined && error instanceof StreamableHTTPError && error.code === 404,
   };
 }
 
@@ -279,10 +280,19 @@ function freshTokenFetch(
   return async (input, init) => {
     const current = await token();
     mask.add(current);
-    const merged = new Headers(init?.headers);
-    for (const [name, text] of templated) {
-      merged.set(name, fillPlaceholders(text, { ...user, "user.token": current }));
+    const given = init?.headers;
+    const values = { ...user, "user.token": current };
+    if (given instanceof Headers || Array.isArray(given) || !given) {
+      const merged = new Headers(given);
+      for (const [name, text] of templated) merged.set(name, fillPlaceholders(text, values));
+      return await baseFetch(input, { ...init, headers: merged });
     }
-    return await baseFetch(input, { ...init, headers: merged });
+    // A plain record, as legacy_http.ts sends (names in lower case, made once per session and
+    // shared by its requests): copied rather than turned into a Headers, which costs more.
+    const record: Record<string, string> = { ...given };
+    for (const [name, text] of templated) {
+      record[name.toLowerCase()] = fillPlaceholders(text, values);
+    }
+    return await baseFetch(input, { ...init, headers: record });
   };
 }
