@@ -16,6 +16,7 @@ import {
   type RpcResponse,
 } from "./jsonrpc.ts";
 import type { ClientChannel } from "./session.ts";
+import { isLogLevel, LOG_LEVELS, type LogLevel } from "./protocol_versions.ts";
 
 /** How long a call's first request for input waits for more before the client is asked. */
 const INPUT_BATCH_MS = 20;
@@ -52,11 +53,22 @@ export class LinkCall {
     this.#wake?.();
   }
 
-  /** Where the call's progress goes, if its client asked for progress. */
+  /** Where the call's progress (and its logs, when it set a level) go, if it has a stream. */
   onNotification?: (notification: RpcNotification) => void;
+  /** The least severe log message the call's client asked for (`_meta` logLevel); none: none. */
+  logLevel?: LogLevel;
 
   notify(notification: RpcNotification): void {
     if (notification.method === "notifications/progress") this.onNotification?.(notification);
+  }
+
+  /** A backend log message this call is the one certain owner of: given on if it asked. */
+  log(message: RpcNotification): void {
+    const level = message.params?.level;
+    if (this.logLevel === undefined || !isLogLevel(level)) return;
+    if (LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(this.logLevel)) {
+      this.onNotification?.(message);
+    }
   }
 
   /** The backend asked the client something while this call was waiting. */
@@ -133,10 +145,13 @@ export class LinkChannel implements ClientChannel {
     const classified = classify(message);
     if (!classified) return;
     if (classified.kind === "notification") {
-      // Progress of a call (its token is the call's own id on the link), or a change for the
-      // person's listen streams. Logs go nowhere: no call asked for them with a logLevel.
-      if (related !== undefined) this.#calls.get(related)?.notify(classified.message);
-      else this.unsolicited(classified.message);
+      // Progress of a call (its token is the call's own id on the link), a log message, or a
+      // change for the person's listen streams. A 2025 backend's log names no request: it goes
+      // to the link's one call in flight, and nowhere when there are several.
+      const notification = classified.message;
+      if (related !== undefined) this.#calls.get(related)?.notify(notification);
+      else if (notification.method !== "notifications/message") this.unsolicited(notification);
+      else if (this.#calls.size === 1) this.#calls.values().next().value!.log(notification);
       return;
     }
     if (classified.kind === "response") {

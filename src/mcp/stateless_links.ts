@@ -14,7 +14,12 @@ import type { Principal } from "../core/principal.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
 import { VERSION } from "../version.ts";
 import { type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
-import { LATEST_SESSION_PROTOCOL_VERSION, takesInput } from "./protocol_versions.ts";
+import {
+  LATEST_SESSION_PROTOCOL_VERSION,
+  LOG_LEVELS,
+  type LogLevel,
+  takesInput,
+} from "./protocol_versions.ts";
 import type { Session } from "./session.ts";
 import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
 import { WaitingInputs } from "./stateless_inputs.ts";
@@ -69,11 +74,13 @@ export class StatelessLink {
 
   /**
    * Sends `request` under an id of the link's own; the call says what came of it. On a link
-   * that `passes`, the request goes to the backend as it is.
+   * that `passes`, the request goes to the backend as it is. `onNotification` gets the call's
+   * progress, and its logs from `logLevel` up (link_calls.ts says when a log is the call's).
    */
   async start(
     request: RpcRequest,
-    onProgress?: (notification: RpcNotification) => void,
+    onNotification?: (notification: RpcNotification) => void,
+    logLevel?: LogLevel,
   ): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
     const asItIs = this.passes;
@@ -86,17 +93,22 @@ export class StatelessLink {
     if (call.takesInput) call.settled.then(() => this.#inputClaimed = false);
     const sent = { ...request, id };
     const token = progressTokenOf(request);
-    if (token !== undefined && onProgress) {
+    if (onNotification && token !== undefined) {
       // Clients number their progress tokens as they like; on a shared link the call's own id
       // stands in for the token, and the client's is put back on the way out.
       const params = request.params ?? {};
       sent.params = { ...params, _meta: { ...params._meta as object, progressToken: id } };
-      call.onNotification = (notification) =>
-        onProgress({
-          ...notification,
-          params: { ...notification.params, progressToken: token },
-        });
     }
+    if (onNotification) {
+      call.logLevel = logLevel;
+      call.onNotification = (notification) =>
+        onNotification(
+          notification.method === "notifications/progress"
+            ? { ...notification, params: { ...notification.params, progressToken: token } }
+            : notification,
+        );
+    }
+    if (logLevel !== undefined && !asItIs) await this.#logFrom(logLevel);
     this.channel.track(call);
     await this.session.fromClient((asItIs ? passAsItIs(sent) : sent) as JSONRPCMessage);
     return call;
@@ -108,6 +120,23 @@ export class StatelessLink {
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
     return { ...response, id: request.id };
+  }
+
+  /** The least severe level the backend was asked to log at (`logging/setLevel`), if any. */
+  #backendLevel?: LogLevel;
+
+  /**
+   * Asks a 2025 backend that logs to log from `level` up, when it was asked for less so far:
+   * one level for the whole link (each call filters its own), lowered as callers ask.
+   */
+  async #logFrom(level: LogLevel): Promise<void> {
+    const capabilities = this.initializeResult.capabilities as Record<string, unknown> | undefined;
+    if (!capabilities?.logging) return;
+    const current = this.#backendLevel;
+    if (current !== undefined && LOG_LEVELS.indexOf(current) <= LOG_LEVELS.indexOf(level)) return;
+    this.#backendLevel = level;
+    const id = `gh-level-${++this.#next}`;
+    await this.call({ jsonrpc: "2.0", id, method: "logging/setLevel", params: { level } });
   }
 
   readonly #subscriptions = new Map<string, number>();

@@ -43,7 +43,11 @@ export async function startTakingInput(
   ctx: FrontContext,
   onProgress?: (notification: RpcNotification) => void,
 ): Promise<CallAnswer> {
-  const call = await link.start(messageFor2025Backend(message), onProgress);
+  const call = await link.start(
+    messageFor2025Backend(message),
+    onProgress,
+    onProgress && envelope.logLevel,
+  );
   return await drive(call, message, envelope, link, ctx);
 }
 

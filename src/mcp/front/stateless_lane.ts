@@ -79,11 +79,11 @@ export async function handleStatelessRequest(
   }
   if (message.method === "subscriptions/listen") return await handleListen(message, link, ctx);
   if (input) {
-    if (progressTokenOf(message) === undefined) {
+    if (progressTokenOf(message) === undefined && choice.envelope.logLevel === undefined) {
       const served = await startTakingInput(message, choice.envelope, link, ctx);
       return answer(served.body, served.status);
     }
-    // Progress goes on the request's own SSE stream, then the answer ends it.
+    // Progress and logs go on the request's own SSE stream, then the answer ends it.
     const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
     const send = (message: unknown) =>
       writer.write({ event: "message", data: JSON.stringify(message) });

@@ -9,8 +9,8 @@
 import { errorBody, RpcErrorCode, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
 import type { StatelessLink } from "../stateless_links.ts";
 import { ended, progressTokenOf } from "../link_calls.ts";
-import { isObject, type Json } from "../translate/json_shape.ts";
-import { modernHttpStatus } from "../protocol_versions.ts";
+import { isObject, type Json, metaOf } from "../translate/json_shape.ts";
+import { type LogLevel, MetaKey, modernHttpStatus } from "../protocol_versions.ts";
 import type { FrontContext } from "./context.ts";
 import { jsonResponse } from "./http_util.ts";
 import { sealState } from "./stateless_calls.ts";
@@ -33,7 +33,7 @@ export function passedState(reference: string): string | undefined {
 
 /**
  * Sends `message` on `link` (which `passes`), with `backendState` in place of the client's
- * sealed state on a retry. Progress, when asked for, goes on the request's SSE stream.
+ * sealed state on a retry. Progress and logs, when asked for, go on the request's SSE stream.
  */
 export async function passThrough(
   message: RpcRequest,
@@ -44,14 +44,15 @@ export async function passThrough(
   const sent = backendState === undefined
     ? message
     : { ...message, params: { ...message.params, requestState: backendState } };
-  if (progressTokenOf(message) === undefined) {
+  const logLevel = metaOf(message.params)?.[MetaKey.logLevel] as LogLevel | undefined;
+  if (progressTokenOf(message) === undefined && logLevel === undefined) {
     const response = await sealed(await link.call(sent), message, ctx);
     return jsonResponse(response, statusOf(response));
   }
   const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
   const send = (body: unknown) => writer.write({ event: "message", data: JSON.stringify(body) });
   void (async () => {
-    const call = await link.start(sent, send);
+    const call = await link.start(sent, send, logLevel);
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
     send(await sealed({ ...response, id: message.id }, message, ctx));
