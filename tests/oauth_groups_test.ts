@@ -21,6 +21,7 @@ const ROOT = new URL("../", import.meta.url).pathname;
 
 async function withGroupsGateway(
   test: (gw: TestGateway, idp: TestIdp) => Promise<void>,
+  alpha = "",
 ): Promise<void> {
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`]);
@@ -30,7 +31,7 @@ async function withGroupsGateway(
       `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]${alpha} }
 oauth:
   idp:
     provider: oidc
@@ -119,4 +120,44 @@ Deno.test("groups: a refresh after a reload that names another group puts it in 
     assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
     assert.deepEqual(jwtClaims(refreshed.json.access_token).groups, ["Editors", "ops"]);
   });
+});
+
+Deno.test("a 2026 client's tools follow the groups of the token it sends, when one person holds tokens of two sign-ins", async () => {
+  const rules = `, tools: { rules: [{ tools: [pid], access: { groups: [ops] } }] }`;
+  await withGroupsGateway(async (gw, idp) => {
+    const client = await registerClient(gw.url);
+    idp.loginAs = { email: "dana@example.com", claims: { groups: ["Editors"] } };
+    const before = (await signIn(gw, client.client_id)).access_token;
+    idp.loginAs = { email: "dana@example.com", claims: { groups: ["Editors", "ops"] } };
+    const after = (await signIn(gw, client.client_id)).access_token;
+    const tools = async (accessToken: string) => {
+      const listed = await fetch(`${gw.url}/alpha/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/list",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+      });
+      const body = await listed.json();
+      return (body.result.tools as { name: string }[]).map((tool) => tool.name).sort();
+    };
+    // Both tokens are the same person's; each request is judged by its own token's groups.
+    assert.deepEqual(await tools(after), ["echo", "pid"]);
+    assert.deepEqual(await tools(before), ["echo"]);
+    assert.deepEqual(await tools(after), ["echo", "pid"]);
+  }, rules);
 });

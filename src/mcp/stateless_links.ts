@@ -291,7 +291,9 @@ export class StatelessLinks {
   }
 }
 
-/** What the pools and listeners are kept by: one person's links to one server. */
+/** What the pools and listeners are kept by: one person's links to one server, per groups. */
 function personAndServer(principal: Principal, server: ServerConfig): string {
-  return `${principal.id}\n${server.name}`;
+  // The groups too: a link's session checks tools against the groups it was opened with, and
+  // two tokens of one person may carry different ones (signed in before and after a change).
+  return `${principal.id}\n${server.name}\n${principal.groups?.join("\n") ?? ""}`;
 }
