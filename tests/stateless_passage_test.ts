@@ -9,6 +9,7 @@ import { MODERN_EVERYTHING_STDIO, startGateway, type TestGateway } from "./fixtu
 import { startModernFixture } from "./fixtures/modern_server.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { connectV2Client } from "./fixtures/v2_client.ts";
+import { openKvStore } from "../src/store/kv.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef0";
@@ -188,5 +189,31 @@ Deno.test("the v2 SDK client pinned to 2026-07-28 answers a 2026 backend's quest
   } finally {
     await v2.close();
     await gw.close();
+  }
+});
+
+Deno.test("two replicas: behind a 2026 HTTP backend, a retry completes on the other replica", async () => {
+  const fixture = await startModernFixture();
+  const kv = await openKvStore(":memory:");
+  const yaml = (replica: string) =>
+    `replicaId: ${replica}\n${config(`transport: streamable-http\n    url: ${fixture.url}`)}`;
+  // One storage, so one master secret: a state sealed on one replica opens on the other.
+  const a = await startGateway(yaml("a"), {}, { store: kv });
+  const b = await startGateway(yaml("b"), {}, { store: kv });
+  try {
+    const name = "test_input_required_result_elicitation";
+    const asked = await call(a, ALICE, 1, name);
+    assert.equal(asked.json.result?.resultType, "input_required", asked.text);
+    const done = await call(b, ALICE, 2, name, {
+      inputResponses: { user_name: { action: "accept", content: { name: "Alice" } } },
+      requestState: asked.json.result!.requestState,
+    });
+    assert.equal(done.json.result?.resultType, "complete", done.text);
+    assert.match(JSON.stringify(done.json.result!.content), /Alice/);
+  } finally {
+    await a.close();
+    await b.close();
+    kv.close();
+    await fixture.close();
   }
 });
