@@ -22,7 +22,7 @@ export async function* readLines(
   const decoder = new TextDecoder();
   let pending = "";
   let skipping = false;
-  for await (const chunk of stream) {
+  for await (const chunk of chunksOf(stream)) {
     pending += decoder.decode(chunk, { stream: true });
     let newline: number;
     while ((newline = pending.indexOf("\n")) >= 0) {
@@ -44,4 +44,38 @@ export async function* readLines(
   }
   pending += decoder.decode();
   if (pending.length > 0) yield pending;
+}
+
+/** A read's buffer at first, and the most it grows to (doubling when a read fills it). */
+const FIRST_READ_BYTES = 1024;
+const MOST_READ_BYTES = 64 * 1024;
+
+/**
+ * The stream's chunks, read into a buffer of the gateway's choosing when the stream lets it
+ * (a byte stream, as a child's stdout and stderr are): such a stream otherwise reads 64 KiB
+ * per parked read, and a stdio session keeps two parked for its whole life. Each chunk is good
+ * until the next is asked for (its bytes are read into again).
+ */
+export async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = stream.getReader({ mode: "byob" });
+  } catch {
+    yield* stream; // not a byte stream: its own chunks
+    return;
+  }
+  let buffer = new ArrayBuffer(FIRST_READ_BYTES);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read(new Uint8Array(buffer));
+      if (done || !value) return;
+      yield value;
+      buffer = value.buffer as ArrayBuffer;
+      if (value.byteLength === buffer.byteLength && buffer.byteLength < MOST_READ_BYTES) {
+        buffer = new ArrayBuffer(buffer.byteLength * 2);
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }

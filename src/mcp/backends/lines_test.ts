@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LineTooLongError, readLines } from "./lines.ts";
+import { chunksOf, LineTooLongError, readLines } from "./lines.ts";
 
 function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -29,4 +29,41 @@ Deno.test("readLines() with truncate cuts long lines and carries on", async () =
     "x".repeat(10),
     "ok",
   ]);
+});
+
+Deno.test("chunksOf() reads a byte stream into a small buffer that doubles when a read fills it", async () => {
+  const data = new Uint8Array(10_000).map((_, i) => i % 251);
+  let offered = 0;
+  const stream: ReadableStream<Uint8Array> = new ReadableStream({
+    type: "bytes",
+    pull(controller: ReadableByteStreamController) {
+      const request = controller.byobRequest!;
+      const view = request.view as Uint8Array;
+      const n = Math.min(view.byteLength, data.length - offered);
+      if (n === 0) {
+        controller.close();
+        request.respond(0);
+        return;
+      }
+      view.set(data.subarray(offered, offered + n));
+      offered += n;
+      request.respond(n);
+    },
+  });
+  const sizes: number[] = [];
+  const seen: number[] = [];
+  for await (const chunk of chunksOf(stream)) {
+    sizes.push(chunk.byteLength);
+    seen.push(...chunk);
+  }
+  assert.deepEqual(sizes, [1024, 2048, 4096, 2832]);
+  assert.deepEqual(seen, [...data]);
+});
+
+Deno.test("chunksOf() passes a stream that is not a byte stream on as it is", async () => {
+  const chunks = [new Uint8Array([1, 2]), new Uint8Array([3])];
+  const stream = ReadableStream.from(chunks);
+  const seen: Uint8Array[] = [];
+  for await (const chunk of chunksOf(stream)) seen.push(chunk);
+  assert.deepEqual(seen, chunks);
 });
