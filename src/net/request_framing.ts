@@ -38,6 +38,10 @@ export interface FramingResult {
 
 const CR = 13;
 const LF = 10;
+const COLON = 58;
+const CONTENT_LENGTH = encodedName("content-length");
+const TRANSFER_ENCODING = encodedName("transfer-encoding");
+const PEER_NAME = encodedName(PEER_HEADER);
 const encoder = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
 
@@ -128,44 +132,40 @@ export class RequestFraming {
     return end;
   }
 
-  /** Reads a head's framing headers; returns the head to forward, peer line added. */
+  /**
+   * Reads a head's framing headers; returns the head to forward, peer line added. Byte by byte:
+   * only the two framing headers' values are ever made into numbers or text.
+   */
   #checkHead(
     head: Uint8Array,
   ): { head: Uint8Array; length: number; chunked: boolean } | FramingError {
-    const text = latin1.decode(head);
     // Empty lines before the request line are allowed and ignored (RFC 9112 §2.2).
     let start = 0;
-    while (text.startsWith("\r\n", start)) start += 2;
-    const lineEnd = text.indexOf("\r\n", start);
+    while (head[start] === CR && head[start + 1] === LF) start += 2;
+    const lineEnd = crlfFrom(head, start);
     let length: number | undefined;
     let transferEncoding: string | undefined;
-    for (let line = lineEnd + 2; line < text.length - 2;) {
-      const next = text.indexOf("\r\n", line);
-      const first = text.charCodeAt(line);
+    for (let line = lineEnd + 2; line < head.length - 2;) {
+      const next = crlfFrom(head, line);
+      const first = head[line];
       if (first === 32 || first === 9) {
         return { status: 400, reason: "folded header lines are not accepted" };
       }
-      const colon = text.indexOf(":", line);
+      const colon = head.indexOf(COLON, line);
       if (colon < 0 || colon > next) return { status: 400, reason: "a header line has no colon" };
-      const name = text.slice(line, colon).toLowerCase();
-      if (name === PEER_HEADER) {
+      if (isName(head, line, colon, PEER_NAME)) {
         return { status: 400, reason: `the ${PEER_HEADER} header is the gateway's own` };
       }
-      if (name === "content-length" || name === "transfer-encoding") {
-        const value = text.slice(colon + 1, next).trim();
-        if (name === "content-length") {
-          if (!/^\d{1,15}$/.test(value)) {
-            return { status: 400, reason: "Content-Length is not a number" };
-          }
-          if (length !== undefined && length !== Number(value)) {
-            return { status: 400, reason: "conflicting Content-Length headers" };
-          }
-          length = Number(value);
-        } else {
-          transferEncoding = transferEncoding === undefined
-            ? value
-            : `${transferEncoding},${value}`;
+      if (isName(head, line, colon, CONTENT_LENGTH)) {
+        const value = digitsOf(head, colon + 1, next);
+        if (value === undefined) return { status: 400, reason: "Content-Length is not a number" };
+        if (length !== undefined && length !== value) {
+          return { status: 400, reason: "conflicting Content-Length headers" };
         }
+        length = value;
+      } else if (isName(head, line, colon, TRANSFER_ENCODING)) {
+        const value = latin1.decode(head.subarray(colon + 1, next)).trim();
+        transferEncoding = transferEncoding === undefined ? value : `${transferEncoding},${value}`;
       }
       line = next + 2;
     }
@@ -299,4 +299,41 @@ function isOnlyBlankLines(parts: Uint8Array[], chunk: Uint8Array, at: number, i:
   for (const part of parts) for (const byte of part) if (byte !== CR && byte !== LF) return false;
   for (let j = at; j <= i; j++) if (chunk[j] !== CR && chunk[j] !== LF) return false;
   return true;
+}
+
+function encodedName(name: string): Uint8Array {
+  return new TextEncoder().encode(name);
+}
+
+/** Where the CRLF at or after `from` begins; the head's end when there is none. */
+function crlfFrom(head: Uint8Array, from: number): number {
+  for (let at = head.indexOf(CR, from); at >= 0; at = head.indexOf(CR, at + 1)) {
+    if (head[at + 1] === LF) return at;
+  }
+  return head.length;
+}
+
+/** Whether `head[start, end)` is `name` (lower-case), in any case. */
+function isName(head: Uint8Array, start: number, end: number, name: Uint8Array): boolean {
+  if (end - start !== name.length) return false;
+  for (let i = 0; i < name.length; i++) {
+    const byte = head[start + i];
+    // A-Z lower-cased, nothing else: a stray CR must not pass for "-" (0x0d | 0x20 is 0x2d).
+    if ((byte >= 65 && byte <= 90 ? byte + 32 : byte) !== name[i]) return false;
+  }
+  return true;
+}
+
+/** The number `head[start, end)` holds between optional spaces and tabs: 1 to 15 digits. */
+function digitsOf(head: Uint8Array, start: number, end: number): number | undefined {
+  while (start < end && (head[start] === 32 || head[start] === 9)) start++;
+  while (end > start && (head[end - 1] === 32 || head[end - 1] === 9)) end--;
+  if (end === start || end - start > 15) return undefined;
+  let value = 0;
+  for (let at = start; at < end; at++) {
+    const digit = head[at] - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
+  return value;
 }

@@ -104,3 +104,17 @@ Deno.test("RequestFraming.push() answers 431 once a head passes its size limit, 
   const whole = feed(`${big}\r\n\r\n`, 4096, new RequestFraming("192.0.2.7", 1024));
   assert.equal(whole.error?.status, 431);
 });
+
+Deno.test("RequestFraming.push() reads framing header names in any case and their values between spaces and tabs", () => {
+  const mixed = feed("POST / HTTP/1.1\r\ncOnTeNt-LeNgTh: \t 3 \r\n\r\nabc", 4);
+  assert.equal(mixed.phase, "idle", "the 3-byte body was read as the body");
+  assert.equal(mixed.heads, 1);
+  const conflicting = feed("POST / HTTP/1.1\r\nCONTENT-LENGTH: 3\r\ncontent-length: 4\r\n\r\n", 7);
+  assert.match(conflicting.error?.reason ?? "", /conflicting/);
+  const long = feed(`POST / HTTP/1.1\r\nContent-Length: ${"1".repeat(16)}\r\n\r\n`, 9);
+  assert.match(long.error?.reason ?? "", /not a number/);
+  // A lone CR where "-" should be makes another name, not Content-Length (0x0d | 0x20 is "-").
+  const stray = feed("POST / HTTP/1.1\r\nContent\rLength: 5\r\n\r\n", 64);
+  assert.equal(stray.phase, "idle");
+  assert.equal(stray.error, undefined);
+});
