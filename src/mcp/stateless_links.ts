@@ -43,7 +43,9 @@ export class StatelessLink {
     private readonly clock: Clock,
     /** What the backend answered to the gateway's `initialize`. */
     readonly initializeResult: InitializeResult,
-  ) {}
+  ) {
+    this.passes = session.backendSpeaksModern;
+  }
 
   get closed(): boolean {
     return this.session.closed;
@@ -51,11 +53,10 @@ export class StatelessLink {
 
   /**
    * True when the backend speaks 2026-07-28 too: requests then pass to it as their client sent
-   * them (`passAsItIs`), and nothing asked of the client needs attributing to a call.
+   * them (`passAsItIs`), and nothing asked of the client needs attributing to a call. Settled
+   * by the link's initialize, so read once: every request asks.
    */
-  get passes(): boolean {
-    return this.session.backendSpeaksModern;
-  }
+  readonly passes: boolean;
 
   onClosed(listener: () => void): void {
     this.session.onClose(() => listener());
@@ -195,6 +196,12 @@ export class StatelessLinks {
     const key = personAndServer(principal, server);
     let pool = this.#pools.get(key);
     if (!pool) this.#pools.set(key, pool = new Set());
+    // The usual case first, without a copy of the pool or a turn of the event loop: an open
+    // link that takes the request. Links still opening are left to the full search below.
+    for (const entry of pool) {
+      const link = this.#opened.get(entry);
+      if (link && !link.closed && (!forInput || link.passes || link.claimInput())) return link;
+    }
     for (const entry of [...pool]) {
       // An open link is taken as it is: no await (and no turn of the event loop) per request.
       const link = this.#opened.get(entry) ?? await entry.catch(() => undefined);
