@@ -39,10 +39,10 @@ export interface FramingResult {
 const CR = 13;
 const LF = 10;
 const COLON = 58;
-const CONTENT_LENGTH = encodedName("content-length");
-const TRANSFER_ENCODING = encodedName("transfer-encoding");
-const PEER_NAME = encodedName(PEER_HEADER);
 const encoder = new TextEncoder();
+const CONTENT_LENGTH = encoder.encode("content-length");
+const TRANSFER_ENCODING = encoder.encode("transfer-encoding");
+const PEER_NAME = encoder.encode(PEER_HEADER);
 const latin1 = new TextDecoder("latin1");
 
 const enum Chunked {
@@ -299,10 +299,6 @@ function isOnlyBlankLines(parts: Uint8Array[], chunk: Uint8Array, at: number, i:
   for (const part of parts) for (const byte of part) if (byte !== CR && byte !== LF) return false;
   for (let j = at; j <= i; j++) if (chunk[j] !== CR && chunk[j] !== LF) return false;
   return true;
-}
-
-function encodedName(name: string): Uint8Array {
-  return new TextEncoder().encode(name);
 }
 
 /** Where the CRLF at or after `from` begins; the head's end when there is none. */
