@@ -28,7 +28,8 @@ import { Activity } from "./activity.ts";
 import { sendFailure, SessionBackend } from "./session_backend.ts";
 import { Handshake, type Settled } from "./session_handshake.ts";
 import { type PendingRequest, PendingRequests } from "./session_requests.ts";
-import { type ToolGate, toolRefusal, visibleTools } from "./tool_gate.ts";
+import type { ToolGate } from "../core/tool_gate.ts";
+import { toolRefusal, visibleTools } from "./tool_gate.ts";
 
 /** Where the session sends what the backend says. Implemented by each front transport. */
 export interface ClientChannel {

@@ -14,7 +14,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Backend, BackendOptions, ResumeBackend } from "./backends/connect.ts";
 import type { PlaceholderValues } from "./backends/placeholders.ts";
 import { Session, type SessionOptions } from "./session.ts";
-import type { ToolGate } from "./tool_gate.ts";
+import type { ToolGate } from "../core/tool_gate.ts";
 import type { Continuation } from "./shared_sessions.ts";
 
 /** What sessions are made with (a reload may change all but the clock and the deadlines). */

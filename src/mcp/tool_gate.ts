@@ -8,11 +8,7 @@ import type { JSONRPCMessage } from "../sdk.ts";
 import { errorResponse, type RequestId, type RpcResponse } from "./jsonrpc.ts";
 import { ModernErrorCode } from "./protocol_versions.ts";
 import { isObject } from "./translate/json_shape.ts";
-
-export interface ToolGate {
-  /** Whether the caller may see and call the tool the client knows as `name`. */
-  allows(name: string): boolean;
-}
+import type { ToolGate } from "../core/tool_gate.ts";
 
 /** The answer to a refused call: as for a tool the server does not have (-32602). */
 export function toolRefusal(id: RequestId, name: unknown, server: string): JSONRPCMessage {

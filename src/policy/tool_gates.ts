@@ -8,11 +8,8 @@
  */
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerName } from "../core/ids.ts";
+import type { ToolGate } from "../core/tool_gate.ts";
 import type { Caller, Policies, ServerPolicy } from "./server_policy.ts";
-
-export interface ToolGate {
-  allows(name: string): boolean;
-}
 
 export function toolGateFor(
   policies: Policies,
