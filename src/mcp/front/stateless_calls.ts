@@ -6,7 +6,13 @@
  * call goes on from where it stood. Any number of rounds; each state is good for one retry.
  */
 import { CredentialRequiredError } from "../../core/credential_required.ts";
-import type { RpcNotification, RpcRequest, RpcResponse } from "../jsonrpc.ts";
+import {
+  errorBody,
+  RpcErrorCode,
+  type RpcNotification,
+  type RpcRequest,
+  type RpcResponse,
+} from "../jsonrpc.ts";
 import type { LinkCall, StatelessLink } from "../stateless_links.ts";
 import type { WaitingInput } from "../stateless_inputs.ts";
 import { answersForBackend } from "../translate/input_answers.ts";
@@ -28,11 +34,34 @@ import { responseFor2026 } from "../translate/results.ts";
 import type { FrontContext } from "./context.ts";
 import type { StatelessEnvelope } from "./revision.ts";
 import { ModernErrorCode } from "../protocol_versions.ts";
+import { SSE_HEADERS, SseWriter } from "./sse.ts";
 
 /** The answer to send the client, with its HTTP status. */
 export interface CallAnswer {
   body: RpcResponse;
   status: number;
+}
+
+/**
+ * The answer to `message` on its own SSE stream: `run` sends the call's progress and logs as
+ * they come and resolves with the response, which ends the stream. A call that fails is logged
+ * and answered with an error, so the stream always ends with an answer.
+ */
+export function answerOnStream(
+  message: RpcRequest,
+  ctx: FrontContext,
+  run: (send: (notification: RpcNotification) => void) => Promise<unknown>,
+): Response {
+  const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
+  const send = (body: unknown) => writer.write({ event: "message", data: JSON.stringify(body) });
+  void run(send)
+    .then(send)
+    .catch((error) => {
+      ctx.logger.warn("stateless call failed", { server: ctx.server.name, error });
+      send(errorBody(message.id, RpcErrorCode.backendError, "the gateway failed this call"));
+    })
+    .finally(() => writer.close());
+  return new Response(writer.body, { headers: SSE_HEADERS });
 }
 
 /** Runs a new call on `link` (whose input slot it holds). */

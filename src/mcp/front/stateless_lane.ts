@@ -22,6 +22,7 @@ import type { Json } from "../translate/json_shape.ts";
 import { backendFailedToStart, type FrontContext, tooManySessions } from "./context.ts";
 import { progressTokenOf } from "../link_calls.ts";
 import {
+  answerOnStream,
   continueWithInput,
   credentialInput,
   openRetryState,
@@ -29,7 +30,6 @@ import {
 } from "./stateless_calls.ts";
 import { passedState, passThrough } from "./stateless_passage.ts";
 import { jsonResponse } from "./http_util.ts";
-import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import { handleListen } from "./stateless_listen.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
 
@@ -62,7 +62,7 @@ export async function handleStatelessRequest(
     return input ? answer(input.body, input.status) : linkRefusal(error, choice, ctx);
   }
   if (link.passes && message.method !== "subscriptions/listen") {
-    return await passThrough(message, link, ctx, backendState);
+    return await passThrough(message, link, ctx, choice.envelope.logLevel, backendState);
   }
   if (backendState !== undefined) {
     // Sealed for a 2026 backend that now speaks 2025 (it was replaced meanwhile).
@@ -84,17 +84,10 @@ export async function handleStatelessRequest(
       return answer(served.body, served.status);
     }
     // Progress and logs go on the request's own SSE stream, then the answer ends it.
-    const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
-    const send = (message: unknown) =>
-      writer.write({ event: "message", data: JSON.stringify(message) });
-    void startTakingInput(message, choice.envelope, link, ctx, send)
-      .then((served) => send(served.body))
-      .catch((error) => {
-        ctx.logger.warn("stateless call failed", { server: ctx.server.name, error });
-        send(errorBody(message.id, RpcErrorCode.backendError, "the gateway failed this call"));
-      })
-      .finally(() => writer.close());
-    return new Response(writer.body, { headers: SSE_HEADERS });
+    return answerOnStream(message, ctx, async (send) => {
+      const served = await startTakingInput(message, choice.envelope, link, ctx, send);
+      return served.body;
+    });
   }
   const response = await link.call(messageFor2025Backend(message));
   const serverInfo = link.initializeResult.serverInfo as Json | undefined;

@@ -6,15 +6,14 @@
  * this person, server and request before the client sees it, and opened again on the retry,
  * so a state cannot be forged, carried to another person or server, or kept past its time.
  */
-import { errorBody, RpcErrorCode, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
+import type { RpcRequest, RpcResponse } from "../jsonrpc.ts";
 import type { StatelessLink } from "../stateless_links.ts";
 import { ended, progressTokenOf } from "../link_calls.ts";
-import { isObject, type Json, metaOf } from "../translate/json_shape.ts";
-import { type LogLevel, MetaKey, modernHttpStatus } from "../protocol_versions.ts";
+import { isObject, type Json } from "../translate/json_shape.ts";
+import { type LogLevel, modernHttpStatus } from "../protocol_versions.ts";
 import type { FrontContext } from "./context.ts";
 import { jsonResponse } from "./http_util.ts";
-import { sealState } from "./stateless_calls.ts";
-import { SSE_HEADERS, SseWriter } from "./sse.ts";
+import { answerOnStream, sealState } from "./stateless_calls.ts";
 
 /** What the sealed reference of a passed-through state starts with (the backend's follows). */
 const PASSAGE_PREFIX = "passage:";
@@ -39,28 +38,22 @@ export async function passThrough(
   message: RpcRequest,
   link: StatelessLink,
   ctx: FrontContext,
+  logLevel: LogLevel | undefined,
   backendState?: string,
 ): Promise<Response> {
   const sent = backendState === undefined
     ? message
     : { ...message, params: { ...message.params, requestState: backendState } };
-  const logLevel = metaOf(message.params)?.[MetaKey.logLevel] as LogLevel | undefined;
   if (progressTokenOf(message) === undefined && logLevel === undefined) {
     const response = await sealed(await link.call(sent), message, ctx);
     return jsonResponse(response, statusOf(response));
   }
-  const writer = new SseWriter(ctx.maxStreamBufferBytes, ctx.sessions.clock);
-  const send = (body: unknown) => writer.write({ event: "message", data: JSON.stringify(body) });
-  void (async () => {
+  return answerOnStream(message, ctx, async (send) => {
     const call = await link.start(sent, send, logLevel);
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
-    send(await sealed({ ...response, id: message.id }, message, ctx));
-  })().catch((error) => {
-    ctx.logger.warn("stateless call failed", { server: ctx.server.name, error });
-    send(errorBody(message.id, RpcErrorCode.backendError, "the gateway failed this call"));
-  }).finally(() => writer.close());
-  return new Response(writer.body, { headers: SSE_HEADERS });
+    return await sealed({ ...response, id: message.id }, message, ctx);
+  });
 }
 
 /** The status the backend's answer would have had over HTTP, whatever its transport. */
