@@ -15,7 +15,8 @@ const SERVER = `transport: stdio
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]`;
 const CI_TOKEN = "ci-token-0123456789abcdef";
 const OTHER_TOKEN = "other-token-0123456789abcdef";
-const PASSWORD = "correct horse battery staple";
+// Not ASCII on purpose: the pair is compared as the UTF-8 bytes the client encoded.
+const PASSWORD = "correct horse battery stäple";
 
 const CONFIG = `
 servers:

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { sha256Base64Url } from "./base64url.ts";
-import { matchesHash, timingSafeEqual, timingSafeEqualText } from "./compare.ts";
+import { equalsSecret, matchesHash, timingSafeEqual, timingSafeEqualText } from "./compare.ts";
 
 Deno.test("timingSafeEqual() compares equal and unequal arrays", () => {
   assert.equal(timingSafeEqual(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2, 3])), true);
@@ -21,4 +21,27 @@ Deno.test("matchesHash() accepts only the secret whose hash is stored", async ()
   assert.equal(await matchesHash("client-secreT", stored), false);
   assert.equal(await matchesHash("", stored), false);
   assert.equal(await matchesHash("client-secret", ""), false);
+});
+
+Deno.test("equalsSecret() accepts only the exact secret, whatever the length of what is given", () => {
+  const secret = "bench-static-token-0123456789abcdef";
+  assert.equal(equalsSecret(secret, secret), true);
+  assert.equal(equalsSecret("pässwörd", "pässwörd"), true);
+  for (
+    const given of [
+      "",
+      secret.slice(0, -1),
+      `${secret}0`,
+      secret.repeat(2),
+      secret.toUpperCase(),
+      `x${secret.slice(1)}`,
+      "pässwörd",
+    ]
+  ) {
+    assert.equal(equalsSecret(secret, given), false, given);
+  }
+  // What is given repeats the secret's own prefix: still refused, as its length differs.
+  assert.equal(equalsSecret("abab", "ab"), false);
+  assert.equal(equalsSecret("", ""), true);
+  assert.equal(equalsSecret("", "a"), false);
 });
