@@ -5,7 +5,9 @@
  * kept-alive connections to the upstream (bench/lib/nginx.ts); its CPU is its worker's plus its
  * master's, read from /proc like the gateway's. The gateway is called with a static bearer
  * token, as a 2025-11-25 session call and as a 2026-07-28 stateless call (scenario 8's two
- * forms). Direct, nginx and the two gateway calls alternate three times, `--calls` calls each
+ * forms). Beside them, the design card's own floor: a bare `Deno.serve` handler passing bytes
+ * to the backend (bench/backends/bare_proxy.ts), on the port and behind the TCP front. Direct,
+ * nginx, the two gateway calls and the two floors alternate three times, `--calls` calls each
  * run; each figure is the median. Skipped, with a line saying so, where nginx is not installed.
  */
 import { BENCH_TOKEN, ROOT, startGateway } from "../lib/gateway.ts";
@@ -24,6 +26,15 @@ import type { Results } from "../lib/report.ts";
 const ROUNDS = 3;
 const TARGET_VS_NGINX = 3;
 const MODERN = "2026-07-28";
+/**
+ * The card's floor (bench/backends/bare_proxy.ts): `Deno.serve` passing bytes to the backend
+ * and back, with nothing of the gateway's own, on the TCP port and behind the TCP front.
+ */
+const BARE = ["serve", "front"] as const;
+const BARE_LABELS = {
+  serve: "bare Deno.serve pass-through",
+  front: "bare Deno.serve pass-through behind the TCP front",
+};
 const MODES = [
   { name: "json", label: "minimal, JSON", streaming: false },
   { name: "sse", label: "minimal, SSE", streaming: true },
@@ -74,6 +85,15 @@ export async function nginxAnchor(results: Results, calls: number): Promise<void
     };
     for (const backend of backends) {
       const gatewayUrl = `${gateway.url}/${backend.name}/mcp`;
+      const bare = await Promise.all(
+        BARE.map((how) =>
+          startListening(
+            ["--allow-all", `${ROOT}bench/backends/bare_proxy.ts`, "0", how, backend.process.url],
+            "/mcp",
+          )
+        ),
+      );
+      stops.push(...bare.map((proxy) => proxy.stop));
       const kinds: {
         endpoint: Endpoint;
         session: boolean;
@@ -112,6 +132,12 @@ export async function nginxAnchor(results: Results, calls: number): Promise<void
           body: () => request("tools/call", { ...call, _meta: meta }),
           watch: { proxy: gateway.pid, backend: backend.process.pid },
         },
+        ...bare.map((proxy) => ({
+          endpoint: { url: proxy.url },
+          session: true,
+          body: () => request("tools/call", call),
+          watch: { proxy: proxy.pid, backend: backend.process.pid },
+        })),
       ];
       for (const concurrency of [1, 50]) {
         const runs: LoadResult[][] = kinds.map(() => []);
@@ -129,7 +155,7 @@ export async function nginxAnchor(results: Results, calls: number): Promise<void
             );
           }
         }
-        const [direct, viaNginx, session, stateless] = runs.map(medianOf);
+        const [direct, viaNginx, session, stateless, ...floors] = runs.map(medianOf);
         const nginxCpu = viaNginx.cpuPerCall.proxy + viaNginx.cpuPerCall.master;
         const scenario = "nginx proxy floor";
         const label = `${backend.label}, c=${concurrency}`;
@@ -147,6 +173,18 @@ export async function nginxAnchor(results: Results, calls: number): Promise<void
           backendCpuUs: viaNginx.cpuPerCall.backend,
           ratio: viaNginx.rate / direct.rate,
         });
+        for (const [i, how] of BARE.entries()) {
+          results.add({
+            scenario,
+            case: `${label}, ${BARE_LABELS[how]}`,
+            ...figures(floors[i]),
+            proxyCpuUs: floors[i].cpuPerCall.proxy,
+            backendCpuUs: floors[i].cpuPerCall.backend,
+            ratio: floors[i].rate / direct.rate,
+            value: floors[i].cpuPerCall.proxy / nginxCpu,
+            unit: "× nginx CPU",
+          });
+        }
         const gatewayCalls = [["2025 session", session], ["2026 stateless", stateless]] as const;
         for (const [how, result] of gatewayCalls) {
           const cpu = result.cpuPerCall.proxy;
