@@ -22,6 +22,7 @@ import { type Clock, systemClock, type Timer } from "../core/clock.ts";
 import { bodyStream, decode } from "./http1_body.ts";
 import { Connection, ConnectionClosedEarly, readExactly, readHead } from "./http1_connection.ts";
 import { IdlePool } from "./http1_pool.ts";
+import { Http1Response } from "./http1_response.ts";
 import { encodeRequest, type Head } from "./http1_wire.ts";
 import { withTraceHeaders } from "../observability/tracing.ts";
 
@@ -188,10 +189,9 @@ export class Http1Client {
         head = await readHead(connection, this.#options.maxHeadBytes, false);
       }
       const bodyless = method === "HEAD" || head.status === 204 || head.status === 304;
-      const init = { status: head.status, statusText: head.statusText, headers: head.headers };
       if (bodyless) {
         this.#finish(connection, head);
-        return new Response(null, init);
+        return answer(null, head);
       }
       // A declared length means the whole answer is ready, SSE or not (a streaming answer is
       // chunked or ends with the connection): read it in one go, no stream machinery.
@@ -201,7 +201,7 @@ export class Http1Client {
       ) {
         const body = await readExactly(connection, head.length);
         this.#finish(connection, head);
-        return new Response(body, init);
+        return answer(body, head);
       }
       streaming = true;
       let body = bodyStream(connection, head, (reusable) => {
@@ -210,7 +210,7 @@ export class Http1Client {
         else connection.close();
       }, () => signal?.aborted ? signal.reason : undefined);
       if (head.encoding) body = decode(body, head.encoding);
-      return new Response(body, init);
+      return answer(body, head);
     } finally {
       if (!streaming) signal?.removeEventListener("abort", onAbort);
     }
@@ -235,6 +235,14 @@ async function writeRequest(connection: Connection, bytes: Uint8Array): Promise<
     if (!connection.reused) throw error;
     throw new ConnectionClosedEarly(written > 0, { cause: error });
   }
+}
+
+/** The answer as a `Response`, its `Headers` made only if read (http1_response.ts). */
+function answer(
+  body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null,
+  head: Head,
+): Response {
+  return new Http1Response(body, head.status, head.statusText, head.headers);
 }
 
 function describe(error: unknown, url: URL): string {

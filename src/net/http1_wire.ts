@@ -124,6 +124,11 @@ export function parseHead(text: string): Head {
     }
     const name = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
+    // What `Headers` would refuse is refused here, where the answer is read (http1_response.ts
+    // makes its `Headers` only when asked, and must not throw then).
+    if (!TOKEN.test(name) || value.includes("\0")) {
+      throw new TypeError("the backend's answer has a malformed header");
+    }
     switch (name) {
       case "content-length": {
         const n = Number(value);

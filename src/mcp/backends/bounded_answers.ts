@@ -15,6 +15,7 @@
  *   the stream ends with the error, and with it the backend session.
  */
 import { GatehouseError } from "../../core/errors.ts";
+import { headerOf } from "../../net/http1_response.ts";
 import { errorResponse, RpcErrorCode } from "../jsonrpc.ts";
 import { OVERSIZED, SseFramer } from "./sse_frames.ts";
 
@@ -66,7 +67,7 @@ export function boundedAnswers(
 ): typeof globalThis.fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
-    const type = response.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+    const type = headerOf(response, "content-type")?.split(";")[0].trim().toLowerCase();
     if (type === "text/event-stream" && response.body) {
       const post = (init?.method ?? "GET").toUpperCase() === "POST";
       return withBody(response, boundedEvents(response.body, options, post ? init?.body : null));
@@ -85,9 +86,9 @@ export async function boundedPlain(
   options: Omit<BoundedAnswerOptions, "oversizedEvents">,
 ): Promise<Response> {
   const max = options.maxMessageBytes;
-  const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
+  const encoding = headerOf(response, "content-encoding")?.trim().toLowerCase();
   const encoded = !!encoding && encoding !== "identity";
-  const declared = Number(response.headers.get("content-length") ?? NaN);
+  const declared = Number(headerOf(response, "content-length") ?? NaN);
   // A declared length within the limit, and no decompression: the body is what was declared.
   // (Asked before `body`, which would turn a body read whole into a stream.)
   if (!encoded && declared <= max) return response;

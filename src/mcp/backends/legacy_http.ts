@@ -23,6 +23,7 @@
  * passes here for it).
  */
 import type { Clock } from "../../core/clock.ts";
+import { headerOf } from "../../net/http1_response.ts";
 import type { SecretMask } from "../../observability/mask.ts";
 import { type JSONRPCMessage, StreamableHTTPError, type Transport } from "../../sdk.ts";
 import { classify, idKey, type RequestId, whyNotJsonRpc } from "../jsonrpc.ts";
@@ -112,7 +113,7 @@ export class LegacyHttp implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     try {
       const response = await this.#request("POST", this.#postHeaders, JSON.stringify(message));
-      const sessionId = response.headers.get("mcp-session-id");
+      const sessionId = headerOf(response, "mcp-session-id");
       if (sessionId && sessionId !== this.#sessionId) {
         this.#sessionId = sessionId;
         this.#rebuild();
@@ -135,7 +136,7 @@ export class LegacyHttp implements Transport {
         return await this.#streams.answered(response, awaited(message));
       }
       await discard(response);
-      const given = response.headers.get("content-type");
+      const given = headerOf(response, "content-type");
       throw new StreamableHTTPError(-1, `Unexpected content type: ${given}`);
     } catch (error) {
       this.onerror?.(error as Error);

@@ -6,6 +6,7 @@
  * the usual answer costs no stream machinery at all.
  */
 import { GatehouseError } from "../../core/errors.ts";
+import { headerOf } from "../../net/http1_response.ts";
 import { type BoundedAnswerOptions, boundedPlain, SSE_FRAMING_BYTES } from "./bounded_answers.ts";
 import { OVERSIZED, SseFramer } from "./sse_frames.ts";
 import type { SseEvent, SseEventReader } from "./sse_answers.ts";
@@ -28,7 +29,7 @@ export interface EventSink {
 
 /** The answer's media type, lower case and without parameters; undefined without one. */
 export function mediaType(response: Response): string | undefined {
-  const header = response.headers.get("content-type");
+  const header = headerOf(response, "content-type");
   if (header === null) return undefined;
   // What backends send, as they send it: no parsing needed.
   if (header === "application/json" || header === "text/event-stream") return header;
@@ -38,9 +39,9 @@ export function mediaType(response: Response): string | undefined {
 
 /** A declared length within `max` of a body sent as it is (not compressed). */
 function wholeWithin(response: Response, max: number): boolean {
-  const encoding = response.headers.get("content-encoding");
+  const encoding = headerOf(response, "content-encoding");
   if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return false;
-  const length = response.headers.get("content-length");
+  const length = headerOf(response, "content-length");
   return length !== null && Number(length) <= max;
 }
 
@@ -142,7 +143,7 @@ export function unfollowedRedirect(response: Response, from: URL): string | unde
 
 function redirectTarget(response: Response, from: URL): URL | undefined {
   if (!REDIRECTS.has(response.status)) return undefined;
-  const location = response.headers.get("location");
+  const location = headerOf(response, "location");
   if (!location) return undefined;
   try {
     return new URL(location, from);

@@ -7,6 +7,7 @@
  * bounded fetch (bounded_answers.ts), so no message passes `limits.maxMessageBytes`.
  */
 import { GatehouseError } from "../../core/errors.ts";
+import { headerOf } from "../../net/http1_response.ts";
 import type { SecretMask } from "../../observability/mask.ts";
 import { classify, type RpcNotification, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
 import {
@@ -109,7 +110,7 @@ export class HttpWire implements ModernWire {
 
   async #answer(request: RpcRequest, response: Response): Promise<WireAnswer> {
     const status = response.status;
-    const type = response.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+    const type = headerOf(response, "content-type")?.split(";")[0].trim().toLowerCase();
     if (status === 401 || status === 403) {
       await response.body?.cancel().catch(() => {});
       throw new WireFailure(
