@@ -22,6 +22,46 @@ export interface Head {
   encoding: string;
 }
 
+/** A request's header lines, checked, with whether they name a user agent and what they accept. */
+interface HeaderLines {
+  text: string;
+  hasUserAgent: boolean;
+  hasAccept: boolean;
+}
+
+/**
+ * Header lines of frozen records, by record: the gateway's transports freeze the headers they
+ * send with every request of a session (legacy_http.ts), so those are checked and written out
+ * once per session instead of once per request. A frozen record cannot change under the cache.
+ */
+const frozenLines = new WeakMap<object, HeaderLines>();
+
+function headerLines(headers: HeadersInit | undefined): HeaderLines {
+  const lines: HeaderLines = { text: "", hasUserAgent: false, hasAccept: false };
+  const add = (name: string, value: string) => {
+    if (!TOKEN.test(name)) throw new TypeError(`invalid header name ${JSON.stringify(name)}`);
+    if (UNSAFE_VALUE.test(value)) throw new TypeError(`invalid value for header ${name}`);
+    const lower = name.toLowerCase();
+    if (lower === "host" || lower === "content-length" || lower === "connection") return;
+    if (lower === "transfer-encoding") return;
+    if (lower === "user-agent") lines.hasUserAgent = true;
+    if (lower === "accept") lines.hasAccept = true;
+    lines.text += `${name}: ${value.trim()}\r\n`;
+  };
+  if (headers instanceof Headers) headers.forEach((value, name) => add(name, value));
+  else if (Array.isArray(headers)) { for (const [name, value] of headers) add(name, value); }
+  else if (headers) {
+    const record = headers as Record<string, string>;
+    if (Object.isFrozen(record)) {
+      const known = frozenLines.get(record);
+      if (known) return known;
+    }
+    for (const name in record) add(name, record[name]);
+    if (Object.isFrozen(record)) frozenLines.set(record, lines);
+  }
+  return lines;
+}
+
 /** The request's bytes, head and body together; throws before anything is sent if unsafe. */
 export function encodeRequest(
   method: string,
@@ -30,27 +70,11 @@ export function encodeRequest(
   userAgent: string,
 ): Uint8Array {
   if (!TOKEN.test(method)) throw new TypeError(`invalid method ${JSON.stringify(method)}`);
-  let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-  let hasUserAgent = false;
-  let hasAccept = false;
-  const add = (name: string, value: string) => {
-    if (!TOKEN.test(name)) throw new TypeError(`invalid header name ${JSON.stringify(name)}`);
-    if (UNSAFE_VALUE.test(value)) throw new TypeError(`invalid value for header ${name}`);
-    const lower = name.toLowerCase();
-    if (lower === "host" || lower === "content-length" || lower === "connection") return;
-    if (lower === "transfer-encoding") return;
-    if (lower === "user-agent") hasUserAgent = true;
-    if (lower === "accept") hasAccept = true;
-    head += `${name}: ${value.trim()}\r\n`;
-  };
-  const headers = init?.headers;
-  if (headers instanceof Headers) headers.forEach((value, name) => add(name, value));
-  else if (Array.isArray(headers)) { for (const [name, value] of headers) add(name, value); }
-  else if (headers) {
-    for (const name in headers) add(name, (headers as Record<string, string>)[name]);
-  }
-  if (!hasUserAgent) head += `user-agent: ${userAgent}\r\n`;
-  if (!hasAccept) head += "accept: */*\r\n";
+  const lines = headerLines(init?.headers);
+  let head =
+    `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${lines.text}`;
+  if (!lines.hasUserAgent) head += `user-agent: ${userAgent}\r\n`;
+  if (!lines.hasAccept) head += "accept: */*\r\n";
   const raw = init?.body;
   if (typeof raw === "string") {
     // The usual case (a JSON-RPC message): one encode for head and body together.

@@ -28,6 +28,30 @@ Deno.test("encodeRequest() refuses header names and values that would split the 
   assert.throws(() => encodeRequest("GE T", url, undefined, "ua"));
 });
 
+Deno.test("encodeRequest() writes a frozen record's headers as the record holds them, every time", () => {
+  const url = new URL("http://backend/mcp");
+  const frozen = Object.freeze({ "mcp-session-id": "s-1", "user-agent": "gatehouse-test" });
+  const first = decoder.decode(encodeRequest("POST", url, { headers: frozen, body: "{}" }, "ua"));
+  const again = decoder.decode(encodeRequest("GET", url, { headers: frozen }, "ua"));
+  assert.match(
+    first,
+    /\r\nmcp-session-id: s-1\r\nuser-agent: gatehouse-test\r\naccept: \*\/\*\r\n/,
+  );
+  assert.match(
+    again,
+    /^GET \/mcp HTTP\/1\.1\r\nhost: backend\r\nmcp-session-id: s-1\r\nuser-agent: gatehouse-test\r\naccept/,
+  );
+  // A record that can change is read afresh each time.
+  const open: Record<string, string> = { "mcp-session-id": "s-1" };
+  encodeRequest("GET", url, { headers: open }, "ua");
+  open["mcp-session-id"] = "s-2";
+  assert.match(decoder.decode(encodeRequest("GET", url, { headers: open }, "ua")), /id: s-2\r\n/);
+  // A frozen record with an unsafe value is refused every time, not only the first.
+  const unsafe = Object.freeze({ a: "1\r\nx-admin: 1" });
+  assert.throws(() => encodeRequest("GET", url, { headers: unsafe }, "ua"));
+  assert.throws(() => encodeRequest("GET", url, { headers: unsafe }, "ua"));
+});
+
 Deno.test("utf8Length() counts the bytes TextEncoder would write", () => {
   for (const text of ["plain", "é ü ß", "日本語", "emoji 🎉", "lone \ud800 x", "\udc00"]) {
     assert.equal(utf8Length(text), encoder.encode(text).length, text);

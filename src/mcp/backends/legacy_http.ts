@@ -69,8 +69,8 @@ export class LegacyHttp implements Transport {
   readonly #configured: Record<string, string> = {};
   #sessionId?: string;
   #protocolVersion?: string;
-  #postHeaders!: Record<string, string>;
-  #plainHeaders!: Record<string, string>;
+  #postHeaders!: Readonly<Record<string, string>>;
+  #plainHeaders!: Readonly<Record<string, string>>;
   #started = false;
   #closed = false;
 
@@ -176,8 +176,13 @@ export class LegacyHttp implements Transport {
     if (this.#sessionId) plain["mcp-session-id"] = this.#sessionId;
     if (this.#protocolVersion) plain["mcp-protocol-version"] = this.#protocolVersion;
     Object.assign(plain, this.#configured);
-    this.#plainHeaders = plain;
-    this.#postHeaders = { ...plain, "content-type": "application/json", accept: POST_ACCEPT };
+    // Frozen: the HTTP client checks and writes out a frozen record once (http1_wire.ts).
+    this.#plainHeaders = Object.freeze(plain);
+    this.#postHeaders = Object.freeze({
+      ...plain,
+      "content-type": "application/json",
+      accept: POST_ACCEPT,
+    });
   }
 
   /** One request, following redirects within the backend's origin. */
