@@ -122,6 +122,23 @@ Deno.test("malformed JSON, batches and non-JSON-RPC bodies get JSON-RPC errors",
     assert.equal(notRpc.status, 400);
     assert.equal((notRpc.json as { error: { code: number } }).error.code, -32600);
 
+    // Bytes that are not UTF-8, then a good body: the shared decoder starts afresh each time.
+    for (let i = 0; i < 2; i++) {
+      const garbled = await fetch(url, {
+        method: "POST",
+        headers,
+        body: new Uint8Array([0x7b, 0x22, 0xe2, 0x82, 0x22, 0x7d]),
+      });
+      assert.equal(garbled.status, 400);
+      assert.deepEqual(await garbled.json(), {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: "Parse error: the body is not valid UTF-8" },
+      });
+      const good = await post(url, INIT, headers);
+      assert.equal(good.status, 200, "a good body after a garbled one is read as it is");
+    }
+
     const wrongType = await post(url, JSON.stringify(INIT), {
       ...headers,
       "content-type": "text/plain",

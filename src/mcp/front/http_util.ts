@@ -9,6 +9,9 @@ export class BodyTooLargeError extends GatehouseError<"body_too_large"> {
   }
 }
 
+/** One for every body: a decode without `stream` starts afresh, so it can be shared. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Reads a request body as text, refusing more than `maxBytes` without reading it all. */
 export async function readBodyLimited(request: Request, maxBytes: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
@@ -22,7 +25,7 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
     ? new Uint8Array(await request.arrayBuffer())
     : await readAllCapped(request.body, maxBytes);
   if (!all) throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
-  return new TextDecoder("utf-8", { fatal: true }).decode(all);
+  return strictUtf8.decode(all);
 }
 
 /** Accept headers seen lately and what they admit: clients send the same one every time. */
