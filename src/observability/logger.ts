@@ -26,8 +26,21 @@ export function redact(fields: LogFields): LogFields {
   return out;
 }
 
+/** Field names seen, and whether each looks secret: the same few names come on every line. */
+const secretLooking = new Map<string, boolean>();
+
+function looksSecret(key: string): boolean {
+  let secret = secretLooking.get(key);
+  if (secret === undefined) {
+    // Names come from the code, not from requests; the bound is only a backstop.
+    if (secretLooking.size >= 1024) secretLooking.clear();
+    secretLooking.set(key, secret = SECRET_FIELD.test(key));
+  }
+  return secret;
+}
+
 function redactValue(key: string, value: unknown): unknown {
-  if (typeof value === "string") return SECRET_FIELD.test(key) ? "***" : value;
+  if (typeof value === "string") return looksSecret(key) ? "***" : value;
   return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
