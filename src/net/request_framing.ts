@@ -271,6 +271,15 @@ function hexValue(byte: number): number {
  * same head (none of which ended it).
  */
 function findHeadEnd(parts: Uint8Array[], chunk: Uint8Array, at: number): number {
+  if (parts.length === 0) {
+    // The usual case, a head that begins in this chunk: no bytes from before to look back at.
+    for (let i = chunk.indexOf(LF, at + 3); i >= 0; i = chunk.indexOf(LF, i + 1)) {
+      if (chunk[i - 1] !== CR || chunk[i - 2] !== LF || chunk[i - 3] !== CR) continue;
+      if (isOnlyBlankLines(parts, chunk, at, i)) continue;
+      return i + 1;
+    }
+    return -1;
+  }
   // The end may straddle earlier parts and this chunk: look at the last three bytes before.
   const tail: number[] = [];
   for (let p = parts.length - 1; p >= 0 && tail.length < 3; p--) {

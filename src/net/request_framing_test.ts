@@ -63,9 +63,14 @@ Deno.test("RequestFraming.push() walks chunked bodies with extensions and traile
 });
 
 Deno.test("RequestFraming.push() ignores empty lines before a request line", () => {
-  const seen = feed(`\r\n${POST}`, 1);
-  assert.equal(seen.heads, 1);
-  assert.equal(seen.phase, "idle");
+  for (const size of [1, 3, 1000]) {
+    for (const blank of ["\r\n", "\r\n\r\n"]) {
+      const seen = feed(`${blank}${POST}`, size);
+      assert.equal(seen.heads, 1, `pieces of ${size}`);
+      assert.equal(seen.phase, "idle");
+      assert.equal(seen.forwarded, `${blank}${POST_SEEN}`);
+    }
+  }
 });
 
 Deno.test("RequestFraming.push() refuses framings that could smuggle a request, and its own header", () => {
