@@ -76,8 +76,8 @@ export function encodeRequest(
   if (!lines.hasUserAgent) head += `user-agent: ${userAgent}\r\n`;
   if (!lines.hasAccept) head += "accept: */*\r\n";
   const raw = init?.body;
-  if (typeof raw === "string") {
-    // The usual case (a JSON-RPC message): one encode for head and body together.
+  if (typeof raw === "string" && raw.length <= COUNTED_BODY_CHARS) {
+    // The usual case (a short JSON-RPC message): one encode for head and body together.
     return encoder.encode(`${head}content-length: ${utf8Length(raw)}\r\n\r\n${raw}`);
   }
   const body = bodyBytes(raw);
@@ -91,6 +91,14 @@ export function encodeRequest(
   packet.set(body, headBytes.length);
   return packet;
 }
+
+/**
+ * Up to this many characters a string body's UTF-8 size is counted in JavaScript and the request
+ * encoded in one piece; a longer one is encoded on its own and copied after the head. Counting
+ * costs about 2 ns a character, so a 64 KiB body cost 150 µs counted against 17 encoded apart,
+ * while a short one costs 1 µs counted against 3 encoded apart.
+ */
+const COUNTED_BODY_CHARS = 1024;
 
 /** The UTF-8 size of a string, without encoding it. */
 export function utf8Length(text: string): number {
@@ -112,6 +120,7 @@ export function utf8Length(text: string): number {
 
 function bodyBytes(body: BodyInit | null | undefined): Uint8Array | undefined {
   if (body === undefined || body === null) return undefined;
+  if (typeof body === "string") return encoder.encode(body);
   if (body instanceof Uint8Array) return body;
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof URLSearchParams) return encoder.encode(body.toString());

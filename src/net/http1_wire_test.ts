@@ -21,6 +21,19 @@ Deno.test("encodeRequest() writes the head, the declared length and the body in 
   );
 });
 
+Deno.test("encodeRequest() declares a body's UTF-8 length, short or long, whatever its characters", () => {
+  const url = new URL("http://backend/mcp");
+  for (const body of ["{}", "é€😀".repeat(10), "é€😀x".repeat(2000), "x".repeat(70_000)]) {
+    const bytes = encodeRequest("POST", url, { body }, "ua");
+    const text = decoder.decode(bytes);
+    const split = text.indexOf("\r\n\r\n") + 4;
+    const declared = Number(/content-length: (\d+)\r\n/.exec(text)?.[1]);
+    assert.equal(declared, encoder.encode(body).length, `${body.length} characters`);
+    assert.equal(bytes.length - encoder.encode(text.slice(0, split)).length, declared);
+    assert.equal(text.slice(split), body);
+  }
+});
+
 Deno.test("encodeRequest() refuses header names and values that would split the request", () => {
   const url = new URL("http://backend/mcp");
   assert.throws(() => encodeRequest("GET", url, { headers: { a: "1\r\nx-admin: 1" } }, "ua"));
