@@ -135,7 +135,12 @@ Deno.test("malformed JSON, batches and non-JSON-RPC bodies get JSON-RPC errors",
         id: null,
         error: { code: -32700, message: "Parse error: the body is not valid UTF-8" },
       });
-      const good = await post(url, INIT, headers);
+      // U+FFFD sent on purpose is UTF-8 like any other character.
+      const replacement = {
+        ...INIT,
+        params: { ...INIT.params, clientInfo: { name: "a\uFFFDb", version: "1" } },
+      };
+      const good = await post(url, replacement, headers);
       assert.equal(good.status, 200, "a good body after a garbled one is read as it is");
     }
 

