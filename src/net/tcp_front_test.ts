@@ -114,6 +114,35 @@ Deno.test("TcpFront passes requests through with the client's address, and answe
   }
 });
 
+Deno.test("TcpFront carries large bodies whole each way, declared or chunked, between small requests", async () => {
+  const t = await frontFor({}, async (request) => {
+    const body = await request.text();
+    return new Response(`${body.length}:${body.slice(0, 3)}${body.slice(-3)}:${body}`);
+  });
+  const url = `http://127.0.0.1:${t.front.addr.port}/x`;
+  try {
+    for (const size of [5, 200_000, 70_000, 3]) {
+      const body = `<${"é0123456789".repeat(Math.ceil(size / 11)).slice(0, size)}>`;
+      const declared = await fetch(url, { method: "POST", body });
+      assert.equal(
+        await declared.text(),
+        `${body.length}:${body.slice(0, 3)}${body.slice(-3)}:${body}`,
+      );
+      // A stream body goes chunked: its length is not known ahead.
+      const chunked = await fetch(url, {
+        method: "POST",
+        body: ReadableStream.from([body]).pipeThrough(new TextEncoderStream()),
+      });
+      assert.equal(
+        await chunked.text(),
+        `${body.length}:${body.slice(0, 3)}${body.slice(-3)}:${body}`,
+      );
+    }
+  } finally {
+    await t.close();
+  }
+});
+
 Deno.test("TcpFront answers 408 to a head that does not arrive in time, and closes a never-used connection once idle", async () => {
   const t = await frontFor();
   try {
