@@ -55,6 +55,12 @@ http {
   scgi_temp_path ${dir}/scgi;
   # The load generator keeps each connection for the whole run (nginx closes after 1,000).
   keepalive_requests 10000000;
+  # Bodies of the 64 KiB case stay in memory, as the gateway keeps them (the defaults would
+  # write such a request body and answer to temp files).
+  client_body_buffer_size 256k;
+  proxy_buffer_size 16k;
+  proxy_buffers 16 16k;
+  proxy_busy_buffers_size 32k;
 ${
     upstreams.map((u) =>
       `  upstream ${u.name} { server ${u.address}; keepalive 32; keepalive_requests 10000000; }\n`
