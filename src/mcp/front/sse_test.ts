@@ -65,3 +65,30 @@ Deno.test("SseWriter sends a keep-alive comment each KEEPALIVE_MS of its clock a
   assert.equal(clock.pending, 0);
   assert.equal((await reader.read()).done, true);
 });
+
+Deno.test("SseWriter: streams on one clock share one keep-alive timer; each gets its comment until it closes", async () => {
+  const clock = testClock();
+  clock.freeze();
+  const first = new SseWriter(1_000, clock);
+  const second = new SseWriter(1_000, clock);
+  assert.equal(clock.pending, 1, "one timer for both");
+  const readers = [first.body.getReader(), second.body.getReader()];
+  clock.advance(KEEPALIVE_MS);
+  for (const reader of readers) {
+    const keepAlive = await within("the keep-alive on the clock", reader.read(), 2_000);
+    assert.equal(decoder.decode(keepAlive.value), ": keep-alive\n\n");
+  }
+  first.close();
+  assert.equal((await readers[0].read()).done, true);
+  assert.equal(clock.pending, 1, "the other stream still needs it");
+  clock.advance(KEEPALIVE_MS);
+  const again = await within("the second stream's next keep-alive", readers[1].read(), 2_000);
+  assert.equal(decoder.decode(again.value), ": keep-alive\n\n");
+  second.close();
+  assert.equal(clock.pending, 0, "no stream, no timer");
+  // A stream opened later starts the timer again.
+  const third = new SseWriter(1_000, clock);
+  assert.equal(clock.pending, 1);
+  third.close();
+  assert.equal(clock.pending, 0);
+});
