@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
-import { timingSafeEqualText } from "../crypto/compare.ts";
+import { equalsSecret } from "../crypto/compare.ts";
 import { httpError } from "../mcp/front/http_util.ts";
 import { handleLegacyMessage, handleLegacyStream } from "../mcp/front/legacy_sse.ts";
 import {
@@ -205,7 +205,7 @@ function metricsEndpoint(
   const token = config.metrics.token?.reveal();
   if (!token) return httpError(404, "not_found", "no such endpoint");
   const given = /^Bearer[ ]+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
-  if (!given || !timingSafeEqualText(given, token)) {
+  if (!given || !equalsSecret(token, given)) {
     return httpError(401, "unauthorized", "send Authorization: Bearer <metrics.token>", {
       "www-authenticate": 'Bearer realm="gatehouse-metrics"',
     });

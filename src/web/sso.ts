@@ -6,7 +6,7 @@
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
 import { encodeBase64Url, sha256Base64Url } from "../crypto/base64url.ts";
-import { timingSafeEqualText } from "../crypto/compare.ts";
+import { equalsSecret } from "../crypto/compare.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
@@ -80,6 +80,6 @@ export class SsoSessions {
 
   async checkCsrf(session: SsoSession, given: string | null | undefined): Promise<boolean> {
     if (!given) return false;
-    return timingSafeEqualText(given, await this.csrfToken(session));
+    return equalsSecret(await this.csrfToken(session), given);
   }
 }
