@@ -5,7 +5,7 @@
  * file, logs and temp paths. Used only when `nginx` is installed (Debian: `nginx-light`);
  * nothing in CI needs it.
  */
-import { childPids, freePort, type Running, sleep } from "./processes.ts";
+import { childPids, freePort, type Running, sleep, terminate } from "./processes.ts";
 
 /** Where Debian puts it; not on a normal user's PATH. */
 const SBIN = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"];
@@ -106,16 +106,7 @@ export async function startNginx(binary: string, upstreams: Upstream[]): Promise
     return stderr + log;
   };
   const stop = async () => {
-    try {
-      child.kill("SIGTERM"); // fast shutdown: the master ends the worker, then itself
-    } catch { /* gone already */ }
-    const timer = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }, 5_000);
-    await child.status;
-    clearTimeout(timer);
+    await terminate(child); // SIGTERM, nginx's fast shutdown: the master ends the worker, then itself
     await drained;
     await Deno.remove(dir, { recursive: true });
   };

@@ -37,16 +37,7 @@ export async function startDeno(
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   while (!ready.test(seen) && Date.now() < deadline) await sleep(5);
   const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone already */ }
-    const timer = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }, 5_000);
-    await child.status;
-    clearTimeout(timer);
+    await terminate(child);
     await drained;
   };
   if (!ready.test(seen)) {
@@ -67,6 +58,31 @@ export async function startListening(
   const running = await startDeno(["run", ...args], /listening on \d+/);
   const port = /listening on (\d+)/.exec(running.output())![1];
   return { ...running, url: `http://127.0.0.1:${port}${path}` };
+}
+
+/** How long a process may take to end before it is killed. */
+const END_GRACE_MS = 5_000;
+
+/**
+ * Waits for `child` to end, killing it once `END_GRACE_MS` have passed; sends `signal` first
+ * (null for a process told to end some other way, by its stdin closing).
+ */
+export async function terminate(
+  child: Deno.ChildProcess,
+  signal: Deno.Signal | null = "SIGTERM",
+): Promise<void> {
+  if (signal) {
+    try {
+      child.kill(signal);
+    } catch { /* gone already */ }
+  }
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, END_GRACE_MS);
+  await child.status;
+  clearTimeout(timer);
 }
 
 export function sleep(ms: number): Promise<void> {

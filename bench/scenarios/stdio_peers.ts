@@ -7,7 +7,7 @@
  */
 import { ROOT, startGateway, stdioServer } from "../lib/gateway.ts";
 import { type LoadResult, medianOf, openSession, request, runLoad } from "../lib/load.ts";
-import { freePort, type Running, startDeno, waitForOk } from "../lib/processes.ts";
+import { freePort, type Running, startDeno, terminate, waitForOk } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 
 export const MCP_PROXY = "npm:mcp-proxy@6.7.19";
@@ -134,13 +134,8 @@ async function startDirect() {
     async stop() {
       await writer.close().catch(() => {});
       await reader.cancel().catch(() => {});
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* gone */ }
-      }, 5_000);
-      await child.status;
-      clearTimeout(timer);
+      // Its stdin closed is its signal to end.
+      await terminate(child, null);
     },
   };
 }
