@@ -22,23 +22,23 @@ const client = new Http1Client();
 /** The request and answer headers a Streamable HTTP exchange needs carried across. */
 const CARRIED = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version"];
 
-async function pass(request: Request): Promise<Response> {
-  const headers: Record<string, string> = {};
-  for (const name of CARRIED) {
-    const value = request.headers.get(name);
-    if (value !== null) headers[name] = value;
-  }
-  const answer = await client.fetch(backend, {
-    method: request.method,
-    headers,
-    body: request.method === "POST" ? await request.arrayBuffer() : undefined,
-  });
+/** The `CARRIED` headers of a request or answer that has them. */
+function carried(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of CARRIED) {
-    const value = answer.headers.get(name);
+    const value = headers.get(name);
     if (value !== null) out[name] = value;
   }
-  return new Response(answer.body, { status: answer.status, headers: out });
+  return out;
+}
+
+async function pass(request: Request): Promise<Response> {
+  const answer = await client.fetch(backend, {
+    method: request.method,
+    headers: carried(request.headers),
+    body: request.method === "POST" ? await request.arrayBuffer() : undefined,
+  });
+  return new Response(answer.body, { status: answer.status, headers: carried(answer.headers) });
 }
 
 if (behindFront) {
