@@ -52,12 +52,11 @@ function headerLines(headers: HeadersInit | undefined): HeaderLines {
   else if (Array.isArray(headers)) { for (const [name, value] of headers) add(name, value); }
   else if (headers) {
     const record = headers as Record<string, string>;
-    if (Object.isFrozen(record)) {
-      const known = frozenLines.get(record);
-      if (known) return known;
-    }
+    const frozen = Object.isFrozen(record);
+    const known = frozen ? frozenLines.get(record) : undefined;
+    if (known) return known;
     for (const name in record) add(name, record[name]);
-    if (Object.isFrozen(record)) frozenLines.set(record, lines);
+    if (frozen) frozenLines.set(record, lines);
   }
   return lines;
 }

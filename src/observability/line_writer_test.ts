@@ -28,7 +28,7 @@ Deno.test("batchedLineWriter(): flush() writes what waits, and a full buffer goe
   assert.deepEqual(writes, ["first\n", `${"x".repeat(40)}\n`]);
   write.flush();
   assert.equal(writes.length, 2, "nothing left, nothing written");
-  // The timer scheduled by the line that overflowed finds nothing to write.
+  // The timer the first line scheduled finds nothing to write (the overflow wrote at once).
   await new Promise((resolve) => setTimeout(resolve, FLUSH_AFTER_MS * 3));
   assert.equal(writes.length, 2);
 });
