@@ -4,7 +4,7 @@
  */
 import { html } from "hono/html";
 import type { GrantView } from "../oauth/grant_admin.ts";
-import { type Html, pageResponse } from "./layout.ts";
+import { type Html, type Notice, noticeBlock, pageResponse } from "./layout.ts";
 
 export interface AccessPageContext {
   person: string;
@@ -12,7 +12,7 @@ export interface AccessPageContext {
   csrf: string;
   /** Server names of a grant's audience. */
   servers: (grant: GrantView) => string[];
-  notice?: { ok: boolean; text: string };
+  notice?: Notice;
 }
 
 function when(ms: number | undefined): string {
@@ -65,11 +65,7 @@ export function myAccessPage(grants: GrantView[], ctx: AccessPageContext): Promi
         <h1>Applications with access</h1>
         <p class="muted">These applications may use your tools through Gatehouse. Revoke one
           and it loses access within seconds, its open sessions end, and it must ask you again.</p>
-        ${ctx.notice
-          ? html`<div class="notice${ctx.notice.ok ? " ok" : ""}" role="${
-            ctx.notice.ok ? "status" : "alert"
-          }">${ctx.notice.text}</div>`
-          : ""}
+        ${noticeBlock(ctx.notice)}
         ${grants.length
           ? grants.map((grant) => grantSection(grant, ctx))
           : html`<p>No application has access to your tools.</p>`}

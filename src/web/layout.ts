@@ -59,6 +59,20 @@ input[type=password], input[type=text] { font: inherit; width: 100%; padding: 10
 a.button.primary { background: var(--accent); color: var(--accent-fg); border-color: var(--accent); }
 `;
 
+/** A sentence at the top of a page saying how the last action went. */
+export interface Notice {
+  ok: boolean;
+  text: string;
+}
+
+/** A notice as the pages show it: a status when it went well, an alert when not. */
+export function noticeBlock(notice: Notice | undefined): Html {
+  if (!notice) return html``;
+  return notice.ok
+    ? html`<div class="notice ok" role="status">${notice.text}</div>`
+    : html`<div class="notice" role="alert">${notice.text}</div>`;
+}
+
 export interface AccountNav {
   /** The gateway's base path. */
   basePath: string;

@@ -6,7 +6,7 @@
 import { html } from "hono/html";
 import type { CredentialService, CredentialStatus } from "../credentials/user_credentials.ts";
 import { MAX_TOKEN_BYTES } from "../credentials/user_credentials.ts";
-import { type Html, pageResponse } from "./layout.ts";
+import { type Html, type Notice, noticeBlock, pageResponse } from "./layout.ts";
 
 /** One service as a page shows it. */
 export interface ServiceView {
@@ -21,11 +21,6 @@ export interface PageContext {
   /** Where forms return: "tokens", or "services:<request id>". */
   next: string;
   notice?: Notice;
-}
-
-export interface Notice {
-  ok: boolean;
-  text: string;
 }
 
 /** The sentence for each outcome a redirect can report (`?notice=`), by service name. */
@@ -177,13 +172,6 @@ function serviceSection(view: ServiceView, ctx: PageContext): Html {
       ${userToken.kind === "oauth" ? oauthActions(view, ctx) : manualActions(view, ctx)}
     </section>
   `;
-}
-
-function noticeBlock(notice: Notice | undefined): Html {
-  if (!notice) return html``;
-  return notice.ok
-    ? html`<div class="notice ok" role="status">${notice.text}</div>`
-    : html`<div class="notice" role="alert">${notice.text}</div>`;
 }
 
 export function myTokensPage(views: ServiceView[], ctx: PageContext): Promise<Response> {
