@@ -168,3 +168,50 @@ Deno.test("docs/architecture.md names every folder of src/", async () => {
   );
   assert.deepEqual(missing, []);
 });
+
+/** Every circle of imports among the files of src/, each once, as `a → b → a`. */
+function importCircles(files: SourceFile[]): string[] {
+  const edges = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = [...file.text.matchAll(/from "(\.[^"]+)"/g)]
+      .map((match) => resolve(file.path, match[1]))
+      .filter((target) => target.startsWith("src/"));
+    edges.set(file.path, [...new Set(targets)]);
+  }
+  // Depth-first search; a file met again while still on the path closes a circle.
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const circles = new Set<string>();
+  const visit = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === "open") {
+        const circle = path.slice(path.indexOf(next));
+        // The same circle is found from any of its files: name it from its smallest one.
+        const start = circle.indexOf([...circle].sort()[0]);
+        const turned = [...circle.slice(start), ...circle.slice(0, start)];
+        circles.add([...turned, turned[0]].join(" → "));
+      } else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...edges.keys()].sort()) if (!state.has(file)) visit(file);
+  return [...circles];
+}
+
+Deno.test("no two files of src/ import each other, directly or around a circle", async () => {
+  assert.deepEqual(importCircles(await sources()), []);
+});
+
+Deno.test("importCircles() names a circle of type-only imports too", () => {
+  const files = [
+    { path: "src/mcp/a.ts", text: 'import type { B } from "./b.ts";' },
+    { path: "src/mcp/b.ts", text: 'import { C } from "./front/c.ts";' },
+    { path: "src/mcp/front/c.ts", text: 'export { A } from "../a.ts";' },
+  ];
+  assert.deepEqual(importCircles(files), [
+    "src/mcp/a.ts → src/mcp/b.ts → src/mcp/front/c.ts → src/mcp/a.ts",
+  ]);
+});

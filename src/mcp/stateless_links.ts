@@ -22,11 +22,14 @@ import {
 } from "./protocol_versions.ts";
 import type { Session } from "./session.ts";
 import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
-import { WaitingInputs } from "./stateless_inputs.ts";
+import { type WaitingInput, WaitingInputs } from "./stateless_inputs.ts";
 import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
 import { passAsItIs } from "./backends/passage.ts";
 
 export { type CallStep, LinkCall } from "./link_calls.ts";
+
+/** A call of this process waiting for its client's input, on the link it runs on. */
+export type HeldInput = WaitingInput<StatelessLink>;
 
 /** What the backend told the gateway's own `initialize`. */
 export type InitializeResult = Record<string, unknown>;
@@ -169,7 +172,7 @@ export class StatelessLinks {
   readonly #pools = new Map<string, Set<Promise<StatelessLink>>>();
 
   /** Calls waiting for their client's input, by the reference their requestState carries. */
-  readonly waiting: WaitingInputs;
+  readonly waiting: WaitingInputs<StatelessLink>;
   /** Listen streams, by `person\nserver`: what the person's links hear unasked goes there. */
   readonly #listeners = new Map<string, Set<(notification: RpcNotification) => void>>();
 
@@ -180,7 +183,7 @@ export class StatelessLinks {
     readonly stateKeys: CryptoKey[],
     inputTtlMs: number,
   ) {
-    this.waiting = new WaitingInputs(clock, inputTtlMs);
+    this.waiting = new WaitingInputs<StatelessLink>(clock, inputTtlMs);
   }
 
   /**

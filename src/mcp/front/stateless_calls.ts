@@ -13,8 +13,7 @@ import {
   type RpcRequest,
   type RpcResponse,
 } from "../jsonrpc.ts";
-import type { LinkCall, StatelessLink } from "../stateless_links.ts";
-import type { WaitingInput } from "../stateless_inputs.ts";
+import type { HeldInput, LinkCall, StatelessLink } from "../stateless_links.ts";
 import { answersForBackend } from "../translate/input_answers.ts";
 import {
   capabilityRefusal,
@@ -172,7 +171,7 @@ async function drive(
   }
 }
 
-async function hold(waiting: WaitingInput, message: RpcRequest, ctx: FrontContext) {
+async function hold(waiting: HeldInput, message: RpcRequest, ctx: FrontContext) {
   return await sealState(message, ctx, ctx.links.waiting.hold(waiting), ctx.links.waiting.ttlMs);
 }
 
