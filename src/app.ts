@@ -149,9 +149,16 @@ export async function createGateway(
         .map((name) => config.servers.get(name) as BackendServerConfig);
       return createAggregateBackend(server, members, user, {
         ...options,
-        memberTools: principal &&
-          ((member, tools) =>
-            policies.get(member as ServerName)?.filterTools(principal, tools) ?? tools),
+        memberTools: principal && ((member, tools) => {
+          const mine = policies.get(member as ServerName)?.filterTools(principal, tools) ?? tools;
+          // The aggregate's own patterns, on the full name: the listed one may be cut short.
+          const own = policies.get(server.name);
+          if (!own?.filtersTools) return mine;
+          return mine.filter((tool) =>
+            typeof tool.name === "string" &&
+            own.mayUseTool(principal, `${member}${server.delimiter}${tool.name}`)
+          );
+        }),
         cache,
         // The aggregate's own, for its lists and for members without one of their own.
         requestTimeoutMs: server.requestTimeoutMs ?? config.limits.requestTimeoutMs,

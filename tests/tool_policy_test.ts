@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { connectClient } from "./fixtures/client.ts";
 import { FIXTURE_STDIO, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
+import { qualifiedName } from "../src/mcp/aggregate/names.ts";
 
 const EDITOR = "editor-token-0123456789abcdef";
 const READER = "reader-token-0123456789abcdef";
@@ -168,6 +169,57 @@ Deno.test("an aggregate leaves out members a person may not use and applies each
         hidden instanceof Error || hidden.isError === true,
         `a left-out member's tool is not called: ${JSON.stringify(hidden)}`,
       );
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("an aggregate's tool patterns judge a member tool by its full name, though its listed name is cut to 128 characters", async () => {
+  // 144 characters as `wide.<tool>`: listed as 119 of them, "_" and a hash, so the listed name
+  // no longer ends in "_danger"; the pattern must still hold it back, from lists and calls,
+  // and `allow` must still let the long "_safe" one through.
+  const danger = `${"x".repeat(132)}_danger`;
+  const safe = `${"y".repeat(134)}_safe`;
+  const minimal = new URL("./fixtures/minimal_server.ts", import.meta.url).pathname;
+  const gw = await startGateway(`
+servers:
+  wide:
+    transport: stdio
+    command: deno
+    args: [run, "${minimal}", "0", "plain", "tool=${danger}", "tool=${safe}"]
+    serviceAuths: [{ type: bearer, tokens: ["${EDITOR}"] }]
+  long:
+    transport: aggregate
+    servers: [wide]
+    serviceAuths: [{ type: bearer, tokens: ["${EDITOR}"] }]
+    tools: { allow: ["wide.echo", "*_safe", "*_danger"], deny: ["*_danger"] }
+`);
+  try {
+    const listed = await names(gw, "long", EDITOR);
+    const cutDanger = qualifiedName("wide", danger, ".");
+    const cutSafe = qualifiedName("wide", safe, ".");
+    assert.equal(cutDanger.length, 128);
+    assert.ok(listed.includes(cutSafe), `the long safe tool is listed: ${listed}`);
+    assert.ok(!listed.includes(cutDanger), "the long _danger tool is not listed");
+    assert.deepEqual(listed.filter((name) => name.length < 128), ["wide.echo"]);
+
+    const client = await connectClient(gw.url, "long", "streamable", EDITOR);
+    try {
+      const refused = await client.callTool({ name: cutDanger, arguments: { a: 1 } })
+        .then((result) => result, (error: Error) => error);
+      assert.ok(
+        refused instanceof Error,
+        `the _danger tool was called: ${JSON.stringify(refused)}`,
+      );
+      assert.match(refused.message, /not available to you/);
+      assert.deepEqual((refused as Error & { data?: unknown }).data, {
+        reason: "tool_not_allowed",
+      });
+      const called = await client.callTool({ name: cutSafe, arguments: { via: "cut name" } });
+      assert.deepEqual(called.content, [{ type: "text", text: '{"via":"cut name"}' }]);
     } finally {
       await client.close();
     }

@@ -3,12 +3,14 @@
  * that server's client sees. A server's own `tools:` applies to those names; an aggregate's
  * client sees `member<delimiter>tool`, so each member's own `tools:` applies as well, to the
  * member's name for it. Undefined when nothing is filtered, so such sessions check nothing.
- * (An aggregate also leaves a member's refused tools out of what it lists and routes, by the
- * member's own names; this gate is what refuses the call before the aggregate sees it.)
+ * (An aggregate also leaves refused tools out of what it lists and routes, by their full
+ * names: the member's own for the member's policy, `member<delimiter>tool` for its own. This
+ * gate is what refuses the call before the aggregate sees it, except for a listed name of the
+ * longest length, which may be a longer name cut short: the aggregate alone judges those.)
  */
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerName } from "../core/ids.ts";
-import type { ToolGate } from "../core/tool_gate.ts";
+import { MAX_TOOL_NAME_LENGTH, type ToolGate } from "../core/tool_gate.ts";
 import type { Caller, Policies, ServerPolicy } from "./server_policy.ts";
 
 export function toolGateFor(
@@ -18,7 +20,8 @@ export function toolGateFor(
 ): ToolGate | undefined {
   const own = policies.get(server.name);
   // Every member, longest prefix first: a name is its member's by the longest that fits.
-  const members = server.transport === "aggregate"
+  const aggregate = server.transport === "aggregate";
+  const members = aggregate
     ? server.members.map((name) => memberPart(name, server.delimiter, policies.get(name)))
       .sort((a, b) => b.prefix.length - a.prefix.length)
     : [];
@@ -26,6 +29,7 @@ export function toolGateFor(
   if (!own?.filtersTools && !filtering) return undefined;
   return {
     allows(name) {
+      if (aggregate && name.length >= MAX_TOOL_NAME_LENGTH) return true;
       if (own?.filtersTools && !own.mayUseTool(caller, name)) return false;
       if (!filtering) return true;
       const member = members.find((part) => name.startsWith(part.prefix));

@@ -16,6 +16,7 @@ import {
   templateOwner,
 } from "./catalog.ts";
 import type { MemberLink } from "./member.ts";
+import { qualifiedName } from "./names.ts";
 import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 
 const MAX_MEMBER_PAGES = 100;
@@ -47,8 +48,10 @@ export interface DiscoveryOptions {
   /** Connects a member if it can be; throws when it cannot. */
   ensure(link: MemberLink): Promise<void>;
   /**
-   * The member's tools this session's caller may use (its own `tools:` policy, by its own
-   * names); all of them when absent. The cache holds every tool, as it serves everyone.
+   * The member's tools this session's caller may use (the member's own `tools:` policy, by its
+   * own names, and the aggregate's, by the full `member<delimiter>tool` name even where the
+   * listed name is cut short); all of them when absent. The cache holds every tool, as it
+   * serves everyone.
    */
   memberTools?(member: string, tools: Item[]): Item[];
 }
@@ -60,7 +63,9 @@ export class Discovery {
   /** Members missing from the last merge, and why: their calls are told so. */
   readonly leftOut = new Map<string, string>();
   /** A cached tool list → what this session's caller may use of it (the same array each time). */
-  readonly #visible = new WeakMap<Item[], Item[]>();
+  readonly #visible = new WeakMap<Item[], { visible: Item[]; withheld: Set<string> }>();
+  /** Each member's tools `memberTools` left out of its last list, by their listed names. */
+  readonly #withheld = new Map<string, Set<string>>();
 
   constructor(
     private readonly links: ReadonlyMap<string, MemberLink>,
@@ -128,12 +133,27 @@ export class Discovery {
     return merged;
   }
 
+  /** Whether `name` is a tool a member has that this session's caller may not use. */
+  withheld(name: string): boolean {
+    for (const names of this.#withheld.values()) if (names.has(name)) return true;
+    return false;
+  }
+
   #visibleTools(member: string, items: Item[]): Item[] {
     const filter = this.options.memberTools;
     if (!filter) return items;
-    let visible = this.#visible.get(items);
-    if (!visible) this.#visible.set(items, visible = filter(member, items));
-    return visible;
+    let seen = this.#visible.get(items);
+    if (!seen) {
+      const visible = filter(member, items);
+      const kept = new Set(visible);
+      const withheld = new Set(
+        items.filter((item) => !kept.has(item) && typeof item.name === "string")
+          .map((item) => qualifiedName(member, item.name as string, this.options.delimiter)),
+      );
+      this.#visible.set(items, seen = { visible, withheld });
+    }
+    this.#withheld.set(member, seen.withheld);
+    return seen.visible;
   }
 
   async #fetchAll(link: MemberLink, kind: ListKind): Promise<Item[]> {

@@ -2,10 +2,12 @@
  * Namespacing for aggregates: `member` + delimiter + `name`. MCP 2025-11-25 asks tool names to
  * be at most 128 characters; a longer combination is cut to 119 characters and ends with "_"
  * plus 8 hex digits of a hash of the whole, so it stays unique, deterministic and recognisable.
- * Calls are routed by the table built from the lists, never by parsing the name.
+ * Calls are routed by the table built from the lists, never by parsing the name, and tool
+ * policies are applied to the full name, never to the cut one (discovery.ts).
  */
+import { MAX_TOOL_NAME_LENGTH } from "../../core/tool_gate.ts";
 
-export const MAX_NAME_LENGTH = 128;
+export const MAX_NAME_LENGTH = MAX_TOOL_NAME_LENGTH;
 
 /** FNV-1a, 32 bits: a small stable hash (not a security boundary). */
 function fnv1a(text: string): string {

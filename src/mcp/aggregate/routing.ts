@@ -45,6 +45,16 @@ export class Router {
           `the member "${owner.name}" is unavailable: ${leftOut}`,
         );
       }
+      if (kind === "tools" && discovery.withheld(name)) {
+        throw new MemberError(
+          RpcErrorCode.invalidParams,
+          `the tool ${
+            JSON.stringify(name.slice(0, 200))
+          } is not available to you on this server; ` +
+            "list the tools to see those you may use, or ask the gateway's administrators for access",
+          { reason: "tool_not_allowed" },
+        );
+      }
       const what = kind === "tools" ? "tool" : "prompt";
       throw new MemberError(
         RpcErrorCode.invalidParams,
