@@ -3,6 +3,10 @@
  * dist/gatehouse, one executable with every asset inside, the permissions below baked in, and
  * the commit it was built from (shown by `gatehouse --version`).
  *
+ * It runs the Deno that runs it (`Deno.execPath()`), which the task allows by its real path: with
+ * Deno installed from npm, `deno` on PATH is a symlink into the package, and `--allow-run=deno`
+ * would allow the link, not the program.
+ *
  * The build needs Deno's runtime binary for the target, which `deno compile` downloads from
  * dl.deno.land on first use; where that is unreachable, build on a machine where it is.
  */
@@ -56,7 +60,23 @@ export function compileArgs(extra: string[]): string[] {
   ];
 }
 
+const DIST = new URL("../dist/", import.meta.url);
+
+/** Whether `url` names something that exists. */
+function exists(url: URL): boolean {
+  try {
+    Deno.statSync(url);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 if (import.meta.main) {
+  // deno compile makes dist/ before it fetches the runtime; a build that fails must not leave
+  // an empty dist/ behind as if something had been built.
+  const distBefore = exists(DIST);
   const commit = await git("rev-parse", "--short=12", "HEAD");
   const dirty = (await git("status", "--porcelain", "--untracked-files=no")) !== "";
   const original = await Deno.readTextFile(VERSION_FILE);
@@ -65,6 +85,7 @@ if (import.meta.main) {
     const status = await new Deno.Command(Deno.execPath(), { args: compileArgs(Deno.args) })
       .spawn().status;
     if (!status.success) {
+      if (!distBefore && exists(DIST)) await Deno.remove(DIST, { recursive: true });
       console.error(
         "deno compile failed. If it could not download the runtime (dl.deno.land), build on a machine that can reach it; see README.",
       );
