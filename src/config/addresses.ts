@@ -16,8 +16,12 @@ export function parseListen(
   const text = value === undefined ? DEFAULT_LISTEN : String(value);
   const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
   const port = match ? Number(match[2]) : NaN;
-  if (!match || port > 65535) {
+  if (!match) {
     c.fail(path, `expected host:port, got ${describe(value)}`, 'write e.g. "127.0.0.1:8080"');
+    return { hostname: "127.0.0.1", port: 8080 };
+  }
+  if (port > 65535) {
+    c.fail(path, `port ${port} is out of range`, "a port is a number from 1 to 65535");
     return { hostname: "127.0.0.1", port: 8080 };
   }
   return { hostname: match[1].replace(/^\[|\]$/g, ""), port };

@@ -34,7 +34,8 @@ export function formatIssues(
   const head = `${file ?? "configuration"}: ${issues.length} ${kind}${
     issues.length === 1 ? "" : "s"
   }`;
-  const lines = issues.map((issue) => {
+  // In the file's order (a stable sort: issues of one line keep the order they were found in).
+  const lines = issues.toSorted((a, b) => (a.line ?? 0) - (b.line ?? 0)).map((issue) => {
     const where = `${file ?? ""}${issue.line ? `:${issue.line}` : ""}`;
     const at = where ? `${where} ` : "";
     const hint = issue.hint ? `\n    hint: ${issue.hint}` : "";

@@ -8,6 +8,8 @@ import type { ResolvedConfig } from "./types.ts";
 import { type Substitution, validateConfig } from "./validate.ts";
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+/** A complete reference, or a `${` that starts none. */
+const ANY_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g;
 
 export type EnvLookup = (name: string) => string | undefined;
 
@@ -42,7 +44,12 @@ export function parseConfigText(text: string, env: EnvLookup, file?: string): Re
   const substitutions: Substitution[] = [];
   const substituted = substituteEnv(doc.toJS(), [], env, issues, substitutions);
   const result = validateConfig(substituted, substitutions);
-  issues.push(...result.issues);
+  // A value whose variable is missing is reported once, as missing: what validation then says
+  // of the placeholder left in its place ("shorter than 32 bytes") would only mislead.
+  const unresolved = issues.map((issue) => issue.path.join("\u0000"));
+  issues.push(
+    ...result.issues.filter((issue) => !unresolved.includes(issue.path.join("\u0000"))),
+  );
   if (issues.length || !result.config) {
     for (const issue of issues) {
       issue.line ??= lineOf(doc.contents, issue.path, lineCounter);
@@ -68,6 +75,11 @@ function substituteEnv(
   substitutions: Substitution[],
 ): unknown {
   if (typeof value === "string") {
+    const broken = brokenReference(value);
+    if (broken) {
+      issues.push({ path, ...broken });
+      return value;
+    }
     return value.replace(ENV_REFERENCE, (whole, name: string, fallback?: string) => {
       const found = env(name);
       if (found !== undefined && found !== "") {
@@ -95,6 +107,28 @@ function substituteEnv(
     );
   }
   return value;
+}
+
+/**
+ * A `${` that starts no complete `${NAME}` or `${NAME:-default}`: refused rather than taken as
+ * literal text, since `secret: ${GATEHOUSE_SECRET` would otherwise become a secret everyone can
+ * read in the file. Only the name is shown, never what follows it.
+ */
+function brokenReference(text: string): { message: string; hint: string } | undefined {
+  for (const match of text.matchAll(ANY_REFERENCE)) {
+    if (match[0] !== "${") continue;
+    const name = /^\$\{([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(match.index))?.[1];
+    return name
+      ? {
+        message: `\${${name} is not closed`,
+        hint: `write \${${name}} (or \${${name}:-default}) to read the environment variable`,
+      }
+      : {
+        message: "${ is not followed by a variable name",
+        hint: "write ${NAME} with a name of letters, digits and _ (not starting with a digit)",
+      };
+  }
+  return undefined;
 }
 
 /** The line of the deepest node along `path` that exists in the document. */

@@ -56,8 +56,10 @@ servers:
     ["servers.remote.url", 11, "environment variable REMOTE_URL is not set"],
     ["listen", 1, 'expected host:port, got "nowhere"'],
     ["servers.open", 6, "has no authentication"],
-    ["servers.remote.url", 11, 'not an http(s) URL: "${REMOTE_URL}"'],
+    // Not also 'not an http(s) URL: "${REMOTE_URL}"': the missing variable says it all.
     ["servers.weird.transport", 14, 'unknown transport "carrier-pigeon"'],
+    // The rest of an entry is checked even without a transport.
+    ["servers.weird", 13, "has no authentication"],
     ["limits.sesionsPerUser", 4, 'unknown key "sesionsPerUser"'],
     ["limits.requestTimeout", 3, 'expected a duration, got "soon"'],
   ]);

@@ -5,7 +5,7 @@
  * server_aggregate.ts).
  */
 import { isValidServerName, type ServerName } from "../core/ids.ts";
-import { Checker, describe, type Dict } from "./checker.ts";
+import { Checker, closest, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import { AGGREGATE_KEYS, checkAggregates, parseAggregate } from "./server_aggregate.ts";
 import { checkAccessSources, parseAccess, parseToolPolicy } from "./server_access.ts";
@@ -37,6 +37,7 @@ const KEYS_BY_TRANSPORT: Record<string, string[]> = {
   aggregate: [...COMMON_SERVER_KEYS, ...AGGREGATE_KEYS],
 };
 const TRANSPORTS = Object.keys(KEYS_BY_TRANSPORT);
+const ALL_SERVER_KEYS = [...new Set(Object.values(KEYS_BY_TRANSPORT).flat())];
 
 /** What a server's validation needs from the rest of the document and from loading. */
 export interface ServerContext {
@@ -88,15 +89,8 @@ function parseServer(
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return c.fail(path, `expected a mapping, got ${describe(value)}`);
   }
-  const transport = (value as Dict).transport;
-  if (typeof transport !== "string" || !TRANSPORTS.includes(transport)) {
-    return c.fail(
-      [...path, "transport"],
-      transport === undefined ? "is required" : `unknown transport ${describe(transport)}`,
-      `one of: ${TRANSPORTS.join(", ")}`,
-    );
-  }
-  const raw = c.object(value, path, KEYS_BY_TRANSPORT[transport])!;
+  const transport = checkTransport(c, path, value as Dict);
+  const raw = c.object(value, path, transport ? KEYS_BY_TRANSPORT[transport] : ALL_SERVER_KEYS)!;
   const spelling = { lowerCase: context.lowerCaseGroups ?? false };
   const access = parseAccess(c, raw.access, [...path, "access"], spelling);
   const tools = parseToolPolicy(c, raw.tools, [...path, "tools"], spelling);
@@ -123,9 +117,35 @@ function parseServer(
   }
   if (raw.description !== undefined) c.optionalString(raw.description, [...path, "description"]);
 
+  // Without a kind, only the keys every server has could be checked.
+  if (transport === undefined) return undefined;
   if (transport === "aggregate") return parseAggregate(c, path, raw, common);
   const backend = parseBackendCommon(c, path, raw, common, context.substitutions);
   if (transport === "stdio") return parseStdio(c, path, raw, backend, context.oauthConfigured);
   const http = { ...backend, transport: transport as HttpServerConfig["transport"] };
   return parseHttp(c, path, raw, http, context.oauthConfigured);
+}
+
+/**
+ * The entry's transport. A missing or unknown one is reported, and the kind the other keys point
+ * to is returned anyway (a command: is stdio, a url: HTTP, a servers: list an aggregate), so
+ * that the rest of the entry is checked in the same run instead of after the transport is fixed.
+ */
+function checkTransport(c: Checker, path: ConfigPath, entry: Dict): string | undefined {
+  const transport = entry.transport;
+  if (typeof transport === "string" && TRANSPORTS.includes(transport)) return transport;
+  const spelt = typeof transport === "string" ? closest(transport, TRANSPORTS) : undefined;
+  const likely = entry.command !== undefined
+    ? "stdio"
+    : entry.url !== undefined
+    ? (spelt === "sse" ? "sse" : "streamable-http")
+    : entry.servers !== undefined
+    ? "aggregate"
+    : spelt;
+  c.fail(
+    [...path, "transport"],
+    transport === undefined ? "is required" : `unknown transport ${describe(transport)}`,
+    `one of: ${TRANSPORTS.join(", ")}${likely ? `; this entry looks like ${likely}` : ""}`,
+  );
+  return likely;
 }
