@@ -145,14 +145,27 @@ const USER_TOKEN: Record<string, JsonSchema> = {
     description: "How people get the credential that {{user.token}} stands for.",
     properties: {
       kind: {
-        enum: ["oauth", "manual"],
-        description: "oauth: people connect their account; manual: people paste a token.",
+        enum: ["mcp", "oauth", "manual"],
+        description:
+          "mcp: a remote MCP server behind its own OAuth; people connect their account there, and everything else is discovered from the server (see docs/remote-servers.md). oauth: people connect their account at a service whose OAuth client you registered. manual: people paste a token.",
       },
       displayName: text("The service's name on the pages.", { examples: ["Linear"] }),
       instructions: text("For manual tokens: where to create one."),
       pattern: text("For manual tokens: a regular expression a pasted token must match.", {
         examples: ["^(secret_|ntn_)"],
       }),
+      scopes: list(
+        "For kind: mcp: scopes to ask the server for. Absent: the scope its 401 names, else its scopes_supported.",
+      ),
+      clientId: text(
+        "For kind: mcp: a client registered by hand at the server's authorization server. Absent: Gatehouse's client ID metadata document when the server accepts one, else dynamic registration.",
+      ),
+      clientSecret: text("For kind: mcp, with clientId: its secret.", {
+        examples: ["${TRACKER_CLIENT_SECRET}"],
+      }),
+      authorizationHosts: list(
+        "For kind: mcp: host names besides the server's own that discovery may follow (its authorization server's). Nothing else is ever fetched.",
+      ),
       oauth: {
         type: "object",
         additionalProperties: false,

@@ -119,6 +119,7 @@ export function parseStdio(
     backend.name,
     [...server.args, ...Object.values(server.env)],
     oauthConfigured,
+    false,
   );
   return server;
 }
@@ -150,6 +151,13 @@ export function parseHttp(
       c.fail([...path, "headers", key], `invalid HTTP header name "${key}"`);
     }
   }
+  // kind: mcp sends the person's token as the MCP authorization spec says, unless the
+  // configuration names its own Authorization header.
+  const kind = (raw.userToken as { kind?: unknown } | undefined)?.kind;
+  const named = Object.keys(server.headers).some((key) => key.toLowerCase() === "authorization");
+  if (raw.requiresUserToken === true && kind === "mcp" && !named) {
+    server.headers = { ...server.headers, Authorization: "Bearer {{user.token}}" };
+  }
   server.userToken = parseUserToken(
     c,
     raw,
@@ -157,6 +165,7 @@ export function parseHttp(
     backend.name,
     [server.url, ...Object.values(server.headers)],
     oauthConfigured,
+    true,
   );
   return server;
 }

@@ -161,7 +161,24 @@ export interface OAuthUserToken {
   tokenAuthMethod?: TokenAuthMethod;
 }
 
-export type UserTokenConfig = ManualUserToken | OAuthUserToken;
+/**
+ * A remote MCP server that protects itself as the MCP authorization spec says: its
+ * authorization server, and Gatehouse's client there, are discovered from the server itself.
+ */
+export interface McpUserToken {
+  kind: "mcp";
+  displayName: string;
+  instructions?: string;
+  /** Scopes to ask for; empty: the server's 401 `scope`, else its `scopes_supported`. */
+  scopes: string[];
+  /** A client registered by hand at the server's authorization server. */
+  clientId?: string;
+  clientSecret?: Secret;
+  /** Hosts (lower case) besides the server's own that discovery may follow. */
+  authorizationHosts: string[];
+}
+
+export type UserTokenConfig = ManualUserToken | OAuthUserToken | McpUserToken;
 
 /**
  * Which MCP revision the gateway speaks to a backend: `auto` learns it (a `server/discover`

@@ -7,8 +7,16 @@ import { Secret } from "../core/secret.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import type { TokenAuthMethod, UserTokenConfig } from "./types.ts";
+import { MCP_KEYS, parseMcpUserToken } from "./user_token_mcp.ts";
 
-const USER_TOKEN_KEYS = ["kind", "displayName", "instructions", "pattern", "oauth"];
+const USER_TOKEN_KEYS = [
+  "kind",
+  "displayName",
+  "instructions",
+  "pattern",
+  "oauth",
+  ...MCP_KEYS,
+];
 const OAUTH_KEYS = [
   "issuer",
   "authorizationUrl",
@@ -40,6 +48,7 @@ export function parseUserToken(
   name: string,
   texts: string[],
   oauthConfigured: boolean,
+  remote: boolean,
 ): UserTokenConfig | undefined {
   const requires = c.boolean(raw.requiresUserToken, [...path, "requiresUserToken"], false);
   const usesToken = texts.some((text) => TOKEN_PLACEHOLDER.test(text));
@@ -88,6 +97,16 @@ export function parseUserToken(
     ? name
     : c.string(spec.displayName, [...at, "displayName"]) ?? name;
   const instructions = c.optionalString(spec.instructions, [...at, "instructions"]);
+  if (kind !== "mcp") {
+    for (const key of MCP_KEYS) {
+      if (spec[key] !== undefined) {
+        c.fail([...at, key], "is only used with kind: mcp", "remove it, or say kind: mcp");
+      }
+    }
+  }
+  if (kind === "mcp") {
+    return parseMcpUserToken(c, spec, at, { displayName, instructions, remote });
+  }
   if (kind === "manual") {
     if (spec.oauth !== undefined) {
       c.fail([...at, "oauth"], "is only used with kind: oauth", "remove it, or say kind: oauth");
@@ -103,7 +122,7 @@ export function parseUserToken(
     return { kind, displayName, instructions, pattern };
   }
   if (kind !== "oauth") {
-    c.fail([...at, "kind"], `unknown kind ${describe(kind)}`, "one of: oauth, manual");
+    c.fail([...at, "kind"], `unknown kind ${describe(kind)}`, "one of: mcp, oauth, manual");
     return undefined;
   }
   if (spec.pattern !== undefined) {

@@ -243,7 +243,7 @@ export class UserCredentials {
     const name = this.service(service)?.userToken.displayName ?? service;
     const page = this.pageUrl(service);
     if (stored === undefined) {
-      const verb = this.service(service)?.userToken.kind === "oauth" ? "connect" : "add";
+      const verb = this.service(service)?.userToken.kind === "manual" ? "add" : "connect";
       throw new CredentialRequiredError(
         service,
         page,

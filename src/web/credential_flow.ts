@@ -142,7 +142,7 @@ export class CredentialFlow {
     if (!session) return await this.#signIn(request);
     const url = new URL(request.url);
     const service = this.deps.credentials.service(url.searchParams.get("service") ?? "");
-    if (!service || service.userToken.kind !== "oauth") {
+    if (!service || service.userToken.kind === "manual") {
       return await errorPage(
         404,
         "No such service",
@@ -238,7 +238,8 @@ export class CredentialFlow {
       );
     }
     const service = this.deps.credentials.service(form.get("service") ?? "");
-    if (!service || service.userToken.kind !== kind) {
+    // "oauth" forms serve every account people connect (kind oauth and kind mcp).
+    if (!service || (service.userToken.kind === "manual") !== (kind === "manual")) {
       return await errorPage(400, "No such service", "Reload the page and try again.");
     }
     const next = form.get("next") ?? "tokens";

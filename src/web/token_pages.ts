@@ -74,14 +74,17 @@ function when(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 
-function badge(status: CredentialStatus, kind: "oauth" | "manual"): Html {
+/** "connect": the person connects an account (kind oauth or mcp); "manual": pastes a token. */
+type Way = "connect" | "manual";
+
+function badge(status: CredentialStatus, way: Way): Html {
   if (status.state === "connected") {
-    return html`<span class="badge ok">${kind === "oauth" ? "Connected" : "Token set"}</span>`;
+    return html`<span class="badge ok">${way === "connect" ? "Connected" : "Token set"}</span>`;
   }
   if (status.state === "reconnect") {
     return html`<span class="badge warn">Needs reconnecting</span>`;
   }
-  return html`<span class="badge none">${kind === "oauth" ? "Not connected" : "No token"}</span>`;
+  return html`<span class="badge none">${way === "connect" ? "Not connected" : "No token"}</span>`;
 }
 
 function describeStatus(status: CredentialStatus): Html {
@@ -159,17 +162,18 @@ function manualActions(view: ServiceView, ctx: PageContext): Html {
 
 function serviceSection(view: ServiceView, ctx: PageContext): Html {
   const { name, userToken } = view.service;
+  const way: Way = userToken.kind === "manual" ? "manual" : "connect";
   return html`
     <section class="service" id="service-${name}" aria-labelledby="title-${name}">
       <div class="service-head">
         <h2 id="title-${name}">${userToken.displayName}</h2>
-        ${badge(view.status, userToken.kind)}
+        ${badge(view.status, way)}
       </div>
       ${describeStatus(view.status)}
-      ${userToken.kind === "oauth" && userToken.instructions
+      ${way === "connect" && userToken.instructions
         ? html`<p class="muted small">${userToken.instructions}</p>`
         : ""}
-      ${userToken.kind === "oauth" ? oauthActions(view, ctx) : manualActions(view, ctx)}
+      ${way === "connect" ? oauthActions(view, ctx) : manualActions(view, ctx)}
     </section>
   `;
 }
