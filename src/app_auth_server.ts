@@ -10,6 +10,9 @@ import type { Identity } from "./core/identity.ts";
 import { deriveAesKey, deriveHmacKey } from "./crypto/keys.ts";
 import { createServiceOAuthClient, type ServiceOAuthClient } from "./credentials/service_oauth.ts";
 import { ServiceConnections } from "./credentials/connections.ts";
+import { upstreamClientDocumentUrl } from "./credentials/mcp_client_document.ts";
+import { UpstreamIdentities } from "./credentials/mcp_identity.ts";
+import { createMcpUpstreamClient } from "./credentials/mcp_upstream.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
 import { CredentialVault } from "./credentials/vault.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
@@ -109,9 +112,30 @@ export async function createAuthServer(
     [master, ...config.previousSecrets].map((secret) => deriveAesKey(secret, "vault-encryption")),
   );
   const oauthClients = new Map<string, ServiceOAuthClient>();
+  const upstreamIdentities = new UpstreamIdentities({
+    store,
+    keys: vaultKeys,
+    clock,
+    logger,
+    metadataDocumentUrl: upstreamClientDocumentUrl(issuer),
+    clientName: "Gatehouse",
+  });
   for (const server of config.servers.values()) {
     if (server.userToken?.kind === "oauth") {
       oauthClients.set(server.name, createServiceOAuthClient(server.userToken, clock));
+    }
+    const remote = server.transport === "streamable-http" || server.transport === "sse";
+    if (server.userToken?.kind === "mcp" && remote) {
+      oauthClients.set(
+        server.name,
+        createMcpUpstreamClient({
+          url: server.url,
+          config: server.userToken,
+          redirectUri: `${issuer}/oauth/callback/${server.name}`,
+          identities: upstreamIdentities,
+          clock,
+        }),
+      );
     }
   }
   const credentials = new UserCredentials({

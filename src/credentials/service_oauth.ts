@@ -32,9 +32,13 @@ export class ServiceOAuthError
   extends GatehouseError<"refused" | "unreachable" | "invalid_response"> {}
 
 export interface ServiceOAuthClient {
-  authorizationUrl(start: { state: string; codeChallenge: string; redirectUri: string }): Promise<
-    URL
-  >;
+  authorizationUrl(start: {
+    state: string;
+    codeChallenge: string;
+    redirectUri: string;
+    /** Scopes to ask for instead of the configured ones (a step-up, kind: mcp). */
+    scopes?: string[];
+  }): Promise<URL>;
   /** Checks the callback (state, error, issuer) and exchanges its code. */
   exchange(finish: {
     callbackUrl: URL;
@@ -224,7 +228,8 @@ async function call<T>(work: () => Promise<T>, what: string): Promise<T> {
   }
 }
 
-function asServiceError(error: unknown, what: string): ServiceOAuthError {
+/** Any failure of a call to an OAuth server, as the ServiceOAuthError it amounts to. */
+export function asServiceError(error: unknown, what: string): ServiceOAuthError {
   if (error instanceof ServiceOAuthError) return error;
   if (
     error instanceof oauth.ResponseBodyError || error instanceof oauth.AuthorizationResponseError

@@ -39,6 +39,10 @@ import {
   use,
 } from "./route_table.ts";
 import { credentialPages, needsOAuth } from "./web_routes.ts";
+import {
+  UPSTREAM_CLIENT_PATH,
+  upstreamClientDocument,
+} from "../credentials/mcp_client_document.ts";
 
 export interface RouteDeps {
   config: ResolvedConfig;
@@ -140,6 +144,13 @@ export function buildRoutes(deps: RouteDeps): Routes {
         get("/oauth/connect", pages.connect),
         get("/oauth/callback/:service", pages.callback),
         post("/oauth/disconnect", pages.disconnect),
+        // Gatehouse's client ID metadata document for remote MCP servers (kind: mcp).
+        get(UPSTREAM_CLIENT_PATH, (c) => {
+          const document = upstreamClientDocument(config.baseUrl, config.servers.values());
+          return document
+            ? c.json(document, 200, { "cache-control": "public, max-age=300" })
+            : httpError(404, "not_found", "no client ID metadata document on a plain-http baseUrl");
+        }),
       ]
       : [
         "/my/access",
@@ -151,6 +162,7 @@ export function buildRoutes(deps: RouteDeps): Routes {
         "/oauth/connect",
         "/oauth/callback/:service",
         "/oauth/disconnect",
+        UPSTREAM_CLIENT_PATH,
       ].map((path) => all(path, needsOAuth))),
 
     // MCP, Streamable HTTP. POST is nearly every request: the fast lane serves it before Hono's

@@ -102,6 +102,12 @@ export const KEYS = {
     boundedKey(["credentials", "user", userId, service]),
   /** A client session another replica may continue (its backend speaks Streamable HTTP). */
   sharedSession: (sessionId: string) => boundedKey(["mcp", "session", sessionId]),
+  /**
+   * Gatehouse's dynamically registered client at a remote MCP server's authorization server,
+   * one per issuer and callback, shared by every replica.
+   */
+  upstreamClient: (issuer: string, redirectUri: string) =>
+    boundedKey(["credentials", "upstream-client", issuer, redirectUri]),
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
   serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;
