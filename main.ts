@@ -171,6 +171,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
         hostname: config.listen.hostname,
         port: config.listen.port,
         limits: config.connections,
+        front: config.connections.front,
         logger,
         clock,
         events: {

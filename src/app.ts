@@ -9,6 +9,7 @@ import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
 import { Http1Client } from "./net/http1_client.ts";
 import { proxied } from "./net/proxy_env.ts";
+import { clientAddress } from "./net/client_address.ts";
 import { VERSION } from "./version.ts";
 import type { ServerName } from "./core/ids.ts";
 import type { Clock } from "./core/clock.ts";
@@ -209,8 +210,16 @@ export async function createGateway(
     config,
     metrics: () => metrics.registry.render(),
     carried: { metrics, caches, instance, backendClient, deadlines, revisions, revocations },
+    // The address every per-address limit, log line, audit record and span names: the peer
+    // the socket saw, or the client a trusted proxy forwarded for (net/client_address.ts).
     fetch: async (request, info) =>
-      await app.fetch(request, { remoteAddress: info?.remoteAddr?.hostname }),
+      await app.fetch(request, {
+        remoteAddress: clientAddress(
+          info?.remoteAddr?.hostname,
+          request.headers,
+          config.trustedProxies,
+        ),
+      }),
     close: async () => {
       await revocations?.close();
       await sessions.closeAll("the gateway is shutting down");

@@ -1,11 +1,14 @@
 /**
- * Run by `deno task test` before the suite: the tests need two programs from Debian that Deno
- * cannot bring, Chromium (the page tests' real browser) and openssl (throwaway TLS
- * certificates). Installs whichever is missing with apt-get, or says what to do.
+ * Run by `deno task test` before the suite: the tests need programs from Debian that Deno cannot
+ * bring: Chromium (the page tests' real browser), openssl (throwaway TLS certificates) and nginx
+ * (a real reverse proxy in front of the gateway). Installs whichever is missing with apt-get,
+ * or says what to do.
  */
 const needed = [
   { program: Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium", pkg: "chromium" },
   { program: "openssl", pkg: "openssl" },
+  // A real reverse proxy in front of the gateway (trustedProxies), and the bench's anchor.
+  { program: "/usr/sbin/nginx", pkg: "nginx-light" },
 ];
 
 async function found(program: string): Promise<boolean> {

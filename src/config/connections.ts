@@ -26,6 +26,7 @@ export function parseConnections(
     "bodyTimeout",
     "idleTimeout",
     "sendTimeout",
+    "front",
   ]) ?? {};
   const at = (key: string) => ["connections", key];
   const limits: ConnectionLimits = {
@@ -51,7 +52,15 @@ export function parseConnections(
       at("sendTimeout"),
       DEFAULT_CONNECTION_TIMEOUTS.sendTimeoutMs,
     ),
+    front: c.boolean(raw.front, at("front"), true),
   };
+  if (!limits.front) {
+    c.warn(
+      at("front"),
+      "without the front, Deno.serve owns the port: no headerTimeout, bodyTimeout, idleTimeout or sendTimeout, no connection cap (connections.max) and no refusal of ambiguous request framing",
+      "only behind a proxy that enforces its own timeouts and connection cap, with its address in trustedProxies",
+    );
+  }
   // A client that asked for JSON waits for its answer without a byte either way.
   if (raw.idleTimeout !== undefined && limits.idleTimeoutMs <= requestTimeoutMs) {
     c.fail(

@@ -13,6 +13,11 @@ import { SERVERS_SCHEMA } from "./schema_servers.ts";
 export type { JsonSchema } from "./schema_builders.ts";
 export { SCHEMA_SERVER_KEYS } from "./schema_servers.ts";
 
+const TRUSTED_PROXIES_SCHEMA: JsonSchema = list(
+  "Addresses or CIDR ranges of the proxies in front of Gatehouse. For a connection from one of them, the client is the right-most address of Forwarded (RFC 7239), else X-Forwarded-For, that is not itself a trusted proxy; from anyone else both headers are ignored. Rate limits, the audit trail, the access log and traces use that address.",
+  { examples: [["127.0.0.1", "10.0.0.0/8"]] },
+);
+
 export const CONFIG_SCHEMA: JsonSchema = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   $id: "https://gatehouse.dev/schema/config.json",
@@ -53,6 +58,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
     ),
     limits: LIMITS_SCHEMA,
     connections: CONNECTIONS_SCHEMA,
+    trustedProxies: TRUSTED_PROXIES_SCHEMA,
     rateLimits: RATE_LIMITS_SCHEMA,
     audit: AUDIT_SCHEMA,
     metrics: METRICS_SCHEMA,

@@ -4,7 +4,7 @@
  * limits.ts, connections.ts and rate_limits.ts.
  */
 import { DEFAULT_RATE_LIMITS } from "./rate_limits.ts";
-import { count, duration, type JsonSchema, rate, size } from "./schema_builders.ts";
+import { count, duration, flag, type JsonSchema, rate, size } from "./schema_builders.ts";
 
 export const LIMITS_SCHEMA: JsonSchema = {
   type: "object",
@@ -59,6 +59,10 @@ export const CONNECTIONS_SCHEMA: JsonSchema = {
     sendTimeout: duration(
       "A client that takes none of the bytes waiting for it for this long is disconnected (a client that stopped reading).",
       "60s",
+    ),
+    front: flag(
+      "Whether the TCP front owns the port. false: Deno.serve listens directly (a little less CPU per call), giving up the timeouts above, the connection cap, and the refusal of ambiguous request framing; only behind a proxy that enforces its own, listed in trustedProxies.",
+      true,
     ),
   },
 };

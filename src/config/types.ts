@@ -3,6 +3,7 @@
  * durations are milliseconds, sizes are bytes, secrets are wrapped. The YAML a person writes is
  * `unknown` until `validateConfig` turns it into this.
  */
+import type { IpRange } from "../core/ip_ranges.ts";
 import type { Secret } from "../core/secret.ts";
 import type { Rate } from "../core/units.ts";
 import type { ServerName } from "../core/ids.ts";
@@ -22,6 +23,30 @@ export interface ConnectionLimits {
   idleTimeoutMs: number;
   /** A client that takes none of the bytes waiting for it for this long is disconnected. */
   sendTimeoutMs: number;
+  /**
+   * Whether the TCP front owns the port (true) or `Deno.serve` does, without the front's
+   * timeouts, cap and head checks (false: behind a proxy that enforces its own).
+   */
+  front: boolean;
+}
+
+/** HTTPS served by the gateway itself (`tls:`). */
+export interface TlsConfig {
+  /** Certificate files the operator manages, read again on SIGHUP and when they change. */
+  files?: { certFile: string; keyFile: string };
+  /** Certificates obtained and renewed from an ACME certificate authority (RFC 8555). */
+  acme?: {
+    directory: string;
+    email?: string;
+    /** PEM file of CA certificates trusted when talking to the directory. */
+    caRootsFile?: string;
+    /** Renew when the certificate has less than this left. */
+    renewBeforeMs: number;
+    /** The name the certificate is for: baseUrl's host. */
+    domain: string;
+  };
+  /** A plain-HTTP listener answering 308 to https (and ACME HTTP-01 challenges). */
+  redirectHttp?: { hostname: string; port: number };
 }
 
 export interface Limits {
@@ -306,6 +331,10 @@ export interface ResolvedConfig {
   replicaId?: string;
   limits: Limits;
   connections: ConnectionLimits;
+  /** HTTPS in the binary; absent: plain HTTP (behind a proxy, or on localhost). */
+  tls?: TlsConfig;
+  /** Proxies whose Forwarded / X-Forwarded-For name the real client; empty: none. */
+  trustedProxies: IpRange[];
   rateLimits: RateLimitConfig;
   audit: AuditConfig;
   metrics: MetricsConfig;

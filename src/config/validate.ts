@@ -16,6 +16,7 @@ import { parseRateLimits } from "./rate_limits.ts";
 import type { Substitution } from "./server_backends.ts";
 import { parseServers } from "./servers.ts";
 import { parseReplicaId, parseStorage } from "./storage.ts";
+import { parseTrustedProxies, warnWithoutTrustedProxies } from "./trusted_proxies.ts";
 import type { ResolvedConfig } from "./types.ts";
 
 export type { Substitution } from "./server_backends.ts";
@@ -40,6 +41,7 @@ const TOP_KEYS = [
   "audit",
   "metrics",
   "replicaId",
+  "trustedProxies",
 ];
 
 /**
@@ -75,6 +77,9 @@ export function validateConfig(
     limits.requestTimeoutMs,
     ...[...servers.values()].map((server) => server.requestTimeoutMs ?? 0),
   );
+  const trustedProxies = parseTrustedProxies(c, raw.trustedProxies);
+  const connections = parseConnections(c, raw.connections, longestRequestMs);
+  warnWithoutTrustedProxies(c, baseUrl, false, trustedProxies);
   const config: ResolvedConfig = {
     listen,
     baseUrl,
@@ -82,7 +87,8 @@ export function validateConfig(
     secret,
     allowedOrigins: parseOrigins(c, raw.allowedOrigins),
     limits,
-    connections: parseConnections(c, raw.connections, longestRequestMs),
+    connections,
+    trustedProxies,
     rateLimits: parseRateLimits(c, raw.rateLimits),
     audit: parseAudit(c, raw.audit),
     metrics: parseMetrics(c, raw.metrics),

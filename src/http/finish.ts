@@ -7,7 +7,7 @@ import { randomHex } from "../crypto/random.ts";
 import { httpError } from "../mcp/front/http_util.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
-import { nameHttpSpan, TRACING } from "../observability/tracing.ts";
+import { nameHttpSpan, noteOnHttpSpan, TRACING } from "../observability/tracing.ts";
 import { httpRoute } from "./trace_route.ts";
 
 export type GatewayEnv = {
@@ -73,7 +73,8 @@ export function finished(
       accounting.logger.error("unhandled error", { requestId: id, error });
       response = httpError(500, "server_error", "the gateway failed to handle this request");
     }
-    finishRequest(accounting, { id, method: request.method, path, started }, response);
+    const client = env?.remoteAddress;
+    finishRequest(accounting, { id, method: request.method, path, started, client }, response);
     return response;
   };
 }
@@ -84,17 +85,19 @@ export function finished(
  */
 function finishRequest(
   accounting: RequestAccounting,
-  request: { id: string; method: string; path: string; started: number },
+  request: { id: string; method: string; path: string; started: number; client?: string },
   response: Response,
 ): void {
   addSecurityHeaders(response.headers);
   const kind = endpointKind(request.path, accounting.basePath);
-  // Tracing hook: Deno's server span named after the route (`POST /token`).
+  // Tracing hook: Deno's server span named after the route (`POST /token`), and the client as
+  // trustedProxies resolve it (Deno's own span sees only the unix socket behind the front).
   if (TRACING) {
     nameHttpSpan(
       request.method,
       httpRoute(request.path, accounting.basePath, kind, response.status),
     );
+    if (request.client) noteOnHttpSpan("client.address", request.client);
   }
   const ms = performance.now() - request.started;
   accounting.metrics.httpRequests.inc({ kind, status: String(response.status) });
@@ -104,6 +107,7 @@ function finishRequest(
     method: request.method,
     path: request.path,
     status: response.status,
+    ...(request.client !== undefined && { client: request.client }),
     ms: Math.round(ms * 10) / 10,
   });
   response.headers.set("x-request-id", request.id);

@@ -119,6 +119,7 @@ export function mcpEndpoints(deps: McpDeps): McpEndpoints {
     return await handler(request, {
       server,
       principal: auth.principal,
+      clientAddress: remoteAddress,
       sessions: deps.sessions,
       links: deps.links,
       maxMessageBytes: config.limits.maxMessageBytes,

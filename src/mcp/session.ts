@@ -158,8 +158,11 @@ export class Session {
     await this.#backend.start();
   }
 
-  /** A message from the client. Errors for requests are answered through the channel. */
-  async fromClient(message: JSONRPCMessage): Promise<void> {
+  /**
+   * A message from the client (at address `from`, when known: the audit names it). Errors for
+   * requests are answered through the channel.
+   */
+  async fromClient(message: JSONRPCMessage, from?: string): Promise<void> {
     this.activity.touch();
     const classified = classify(message);
     if (!classified) return;
@@ -169,7 +172,7 @@ export class Session {
       }
       return;
     }
-    if (classified.kind === "request") return await this.#request(classified.message);
+    if (classified.kind === "request") return await this.#request(classified.message, from);
     if (
       classified.kind === "notification" && classified.message.method === "notifications/cancelled"
     ) {
@@ -181,13 +184,13 @@ export class Session {
     );
   }
 
-  async #request(request: RpcRequest): Promise<void> {
+  async #request(request: RpcRequest, from?: string): Promise<void> {
     if (this.#pending.has(request.id)) {
       return this.#reply(request.id, RpcErrorCode.invalidRequest, idInFlightMessage(request.id));
     }
     if (request.method === "initialize") this.#handshake.requested(request);
     if (this.#toolRefused(request)) return;
-    const { trace } = this.#pending.add(request);
+    const { trace } = this.#pending.add(request, from);
     try {
       // Traced: the request goes with the backend span in its _meta (request_trace.ts).
       if (trace) await trace.send(request, (message) => this.#send(message as JSONRPCMessage));

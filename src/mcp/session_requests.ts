@@ -16,6 +16,8 @@ export interface PendingRequest {
   readonly method: string;
   readonly progressToken?: string | number;
   readonly startedAt: number;
+  /** The client address the request came from, when known (for the audit). */
+  readonly from?: string;
   /** For audited methods: what was called, and with which arguments (when audited). */
   readonly audit?: { target?: string; arguments?: unknown };
   /** Its spans, when tracing is on (request_trace.ts); ended with its outcome. */
@@ -62,7 +64,7 @@ export class PendingRequests {
   }
 
   /** Starts waiting for the answer to `request`; its clock starts now. */
-  add(request: RpcRequest): PendingRequest {
+  add(request: RpcRequest, from?: string): PendingRequest {
     const meta = request.params?._meta as Record<string, unknown> | undefined;
     const waiting: Waiting = {
       id: request.id,
@@ -70,6 +72,7 @@ export class PendingRequests {
       progressToken: meta?.progressToken as string | number | undefined,
       timer: this.#startTimer(request.id, request.method),
       startedAt: this.options.clock.now(),
+      ...(from !== undefined && { from }),
       audit: this.#auditDetails(request),
       trace: traceRequest(request, this.options.subject),
     };
@@ -143,6 +146,7 @@ export class PendingRequests {
       user: principal.id,
       ...(principal.email !== undefined && { email: principal.email }),
       ...(principal.clientId !== undefined && { client: principal.clientId }),
+      ...(pending.from !== undefined && { address: pending.from }),
       server,
       session,
       method: pending.method,

@@ -33,6 +33,11 @@ export interface PublicServerOptions {
   events?: FrontEvents;
   /** The clock the connection limits are measured with; the system's when left out. */
   clock?: Clock;
+  /**
+   * false (`connections.front: false`): `Deno.serve` owns the port itself, without the
+   * front's limits and head checks, for deployments behind a proxy that enforces its own.
+   */
+  front?: boolean;
 }
 
 /** After the server behind stopped for want of file descriptors, how soon to try again. */
@@ -42,6 +47,7 @@ export async function servePublic(
   options: PublicServerOptions,
   handler: (request: Request, peer: string | undefined) => Response | Promise<Response>,
 ): Promise<PublicServer> {
+  if (options.front === false) return await serveWithoutFront(options, handler);
   // mkdtemp makes the directory 0700: only this user can reach the socket, so every request
   // on it came through the front, and its peer header can be trusted.
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-" });
@@ -129,6 +135,49 @@ export async function servePublic(
       tcp.closeAll();
       await shutdownServers();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/**
+ * `Deno.serve` on the TCP port, nothing in front: no timeouts, no connection cap, no head
+ * checks (config/connections.ts warns so). The peer is the socket's remote address.
+ */
+async function serveWithoutFront(
+  options: PublicServerOptions,
+  handler: (request: Request, peer: string | undefined) => Response | Promise<Response>,
+): Promise<PublicServer> {
+  const listening = Promise.withResolvers<Deno.NetAddr>();
+  let open = 0;
+  const serve = options.serve ?? Deno.serve;
+  const server = serve(
+    {
+      hostname: options.hostname,
+      port: options.port,
+      onListen: (addr) => listening.resolve(addr),
+    },
+    (request, info) => {
+      open++;
+      const done = () => open--;
+      return Promise.resolve(handler(request, info.remoteAddr.hostname)).finally(done);
+    },
+  );
+  const addr = await Promise.race([
+    listening.promise,
+    server.finished.then(() => {
+      throw new Error("Deno.serve stopped before it listened");
+    }),
+  ]);
+  return {
+    addr,
+    maxConnections: Infinity,
+    // Requests being handled: Deno.serve does not say how many connections it holds.
+    get connections() {
+      return open;
+    },
+    shutdown: () => server.shutdown(),
+    async close() {
+      await server.shutdown();
     },
   };
 }

@@ -20,6 +20,8 @@ export interface AuditEvent {
   user: string;
   email?: string;
   client?: string;
+  /** The address the call came from (behind trustedProxies, the real client's). */
+  address?: string;
   server: string;
   session: string;
   method: string;

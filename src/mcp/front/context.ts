@@ -19,6 +19,8 @@ import type { SseEndReason, SseWriter } from "./sse.ts";
 export interface FrontContext {
   server: ServerConfig;
   principal: Principal;
+  /** The client's address (behind trustedProxies, the real client's), when known. */
+  clientAddress?: string;
   sessions: SessionRegistry;
   /** The per-person backend links of clients without sessions (MCP 2026-07-28). */
   links: StatelessLinks;

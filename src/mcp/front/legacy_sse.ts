@@ -84,6 +84,6 @@ export async function handleLegacyMessage(request: Request, ctx: FrontContext): 
       return rpcError(400, RpcErrorCode.invalidParams, problem, parsed.message.id);
     }
   }
-  void session.fromClient(parsed.message as JSONRPCMessage);
+  void session.fromClient(parsed.message as JSONRPCMessage, ctx.clientAddress);
   return new Response("Accepted", { status: 202 });
 }

@@ -87,7 +87,7 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
   if (session instanceof Response) return session;
 
   if (parsed.kind !== "request") {
-    await session.fromClient(parsed.message as JSONRPCMessage);
+    await session.fromClient(parsed.message as JSONRPCMessage, ctx.clientAddress);
     return new Response(null, { status: 202 });
   }
   const answered = await answer(session, parsed.message, request, ctx);
@@ -128,7 +128,7 @@ function answer(
   }
   if (!accepts(request.headers.get("accept") ?? "*/*", "text/event-stream")) {
     const response = channel.awaitResponse(message.id);
-    void session.fromClient(message as JSONRPCMessage);
+    void session.fromClient(message as JSONRPCMessage, ctx.clientAddress);
     return response.then((body) => jsonResponse(body, 200, headers));
   }
   // The answer to initialize waits for the backend's: a session id goes out only with a backend
@@ -139,7 +139,7 @@ function answer(
     expectsPrimingEvent(session.protocolVersion),
     window,
   );
-  void session.fromClient(message as JSONRPCMessage);
+  void session.fromClient(message as JSONRPCMessage, ctx.clientAddress);
   return first.then((answer) => {
     if ("json" in answer) return jsonResponse(answer.json, 200, headers);
     void holdStream(ctx, session, answer.stream);
