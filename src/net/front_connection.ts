@@ -3,7 +3,7 @@
  * current phase began and when it was last active, its two sockets; and the answers the front
  * writes itself when it refuses a connection or a request.
  */
-import { RequestFraming } from "./request_framing.ts";
+import { type FramingError, RequestFraming } from "./request_framing.ts";
 
 const encoder = new TextEncoder();
 
@@ -14,6 +14,12 @@ export function errorResponse(status: number, title: string, code: string, descr
       `content-length: ${encoder.encode(body).length}\r\nconnection: close\r\n` +
       (status === 503 ? "retry-after: 1\r\n" : "") + `\r\n${body}`,
   );
+}
+
+/** The answer to a request the front refuses. */
+export function refusalResponse(error: FramingError): Uint8Array {
+  const title = error.status === 431 ? "Request Header Fields Too Large" : "Bad Request";
+  return errorResponse(error.status, title, "invalid_request", error.reason);
 }
 
 export const TOO_MANY = errorResponse(
@@ -47,6 +53,8 @@ export class FrontConnection {
   /** Whether any request has gone through: before that, errors can still be answered. */
   forwardedAny = false;
   upstream?: Deno.Conn;
+  /** A refusal to write once the server has answered the requests before it and closed. */
+  refusalAfterAnswers?: FramingError;
   closed = false;
 
   constructor(readonly client: Deno.TcpConn, peer: string, now: number, maxHeadBytes?: number) {

@@ -10,7 +10,7 @@
  */
 
 import { concatBytes } from "../core/streams.ts";
-import { CR, crlfFrom, digitsOf, findHeadEnd, isName, LF } from "./head_bytes.ts";
+import { CR, crlfFrom, digitsOf, HeadScanner, isName, LF } from "./head_bytes.ts";
 
 /** The header the front adds: the address the request came from. Clients may not send it. */
 export const PEER_HEADER = "x-gatehouse-peer";
@@ -31,33 +31,54 @@ export interface FramingError {
 export interface FramingResult {
   /** Bytes to pass on to the server, in order. */
   forward: Uint8Array[];
-  /** Set when the bytes cannot be a valid request: answer with this and close. */
+  /**
+   * Set when the bytes cannot be a valid request: answer with this and close. When
+   * `afterAnswers` is set, `forward` holds whole requests that came first in the same bytes, the
+   * last one asking the server to close once it has answered: the refusal comes after those
+   * answers.
+   */
   error?: FramingError;
+  afterAnswers?: boolean;
   /** How many request heads were completed by these bytes. */
   heads: number;
 }
 
 const COLON = 58;
 const encoder = new TextEncoder();
+const CLOSE_LINE = encoder.encode("connection: close\r\n");
 const CONTENT_LENGTH = encoder.encode("content-length");
 const TRANSFER_ENCODING = encoder.encode("transfer-encoding");
 const PEER_NAME = encoder.encode(PEER_HEADER);
 const latin1 = new TextDecoder("latin1");
 
+/**
+ * Where a chunked body's reading is, outside chunk data. Every line ends with CRLF, as the
+ * server behind reads it: a bare LF or CR is refused, so that the front never finds a body's end
+ * where the server does not (a trailer line ended by LF alone once would have).
+ */
 const enum Chunked {
   /** Hex digits of a chunk's size. */
   Size,
-  /** After the size: extensions up to the line's end. */
+  /** After the size: spaces or an extension, up to the CR. */
   SizeRest,
+  /** The LF after a size line's CR. */
+  SizeLf,
   Data,
-  /** The CRLF after a chunk's data. */
-  DataEnd,
-  /** Trailer lines after the last chunk, until an empty one. */
+  /** The CR after a chunk's data. */
+  DataCr,
+  /** The LF after it. */
+  DataLf,
+  /** A trailer line after the last chunk (an empty one ends the body). */
   Trailer,
+  /** The LF after a trailer line's CR. */
+  TrailerLf,
 }
+
+const NOT_CRLF = "a line of a chunked body does not end with CRLF";
 
 export class RequestFraming {
   phase: FramingPhase = "idle";
+  readonly #scanner = new HeadScanner();
   #head: Uint8Array[] = [];
   #headBytes = 0;
   /** Body bytes still to come (Content-Length), or -1 while reading a chunked body. */
@@ -74,21 +95,39 @@ export class RequestFraming {
 
   push(chunk: Uint8Array): FramingResult {
     const result: FramingResult = { forward: [], heads: 0 };
+    // The last request these bytes completed whose head is among them too: if a refusal comes
+    // after it, it goes on asking the server to close, and the refusal waits for its answer.
+    let whole = { forward: 0, heads: 0, head: -1 };
+    let head = -1;
     let at = 0;
     while (at < chunk.length && !result.error) {
-      if (this.phase === "body") {
-        at = this.#body(chunk, at, result);
-        continue;
+      if (this.phase === "body") at = this.#body(chunk, at, result);
+      else {
+        this.phase = "head";
+        const heads = result.heads;
+        at = this.#headPart(chunk, at, result);
+        if (result.heads > heads) head = result.forward.length - 1;
       }
-      this.phase = "head";
-      at = this.#headPart(chunk, at, result);
+      if ((this.phase as FramingPhase) === "idle" && !result.error && head >= 0) {
+        whole = { forward: result.forward.length, heads: result.heads, head };
+      }
+    }
+    if (result.error && whole.heads > 0) {
+      result.forward.length = whole.forward;
+      result.forward[whole.head] = withCloseLine(result.forward[whole.head]);
+      result.heads = whole.heads;
+      result.afterAnswers = true;
     }
     return result;
   }
 
   /** Collects head bytes; at the head's end, checks it and forwards it with the peer line. */
   #headPart(chunk: Uint8Array, at: number, result: FramingResult): number {
-    const end = findHeadEnd(this.#head, chunk, at);
+    const end = this.#scanner.scan(chunk, at);
+    if (typeof end === "string") {
+      result.error = { status: 400, reason: end };
+      return chunk.length;
+    }
     if (end < 0) {
       // Kept across reads, so copied: the caller reuses its buffer.
       const part = chunk.slice(at);
@@ -109,7 +148,7 @@ export class RequestFraming {
     const head = concatBytes(this.#head, this.#headBytes);
     this.#head = [];
     this.#headBytes = 0;
-    const checked = this.#checkHead(head);
+    const checked = this.#checkHead(head, this.#scanner.emptyLineBytes);
     if ("status" in checked) {
       result.error = checked;
       return chunk.length;
@@ -137,10 +176,10 @@ export class RequestFraming {
    */
   #checkHead(
     head: Uint8Array,
+    start: number,
   ): { head: Uint8Array; length: number; chunked: boolean } | FramingError {
-    // Empty lines before the request line are allowed and ignored (RFC 9112 §2.2).
-    let start = 0;
-    while (head[start] === CR && head[start + 1] === LF) start += 2;
+    // Empty lines before the request line (`start` bytes) are dropped: the server would ignore
+    // them too (RFC 9112 §2.2). Every line ends with CRLF: the scanner refused anything else.
     const lineEnd = crlfFrom(head, start);
     let length: number | undefined;
     let transferEncoding: string | undefined;
@@ -179,10 +218,11 @@ export class RequestFraming {
       }
       chunked = true;
     }
-    const withPeer = new Uint8Array(head.length + this.#peerLine.length);
-    withPeer.set(head.subarray(0, lineEnd + 2));
-    withPeer.set(this.#peerLine, lineEnd + 2);
-    withPeer.set(head.subarray(lineEnd + 2), lineEnd + 2 + this.#peerLine.length);
+    const requestLine = head.subarray(start, lineEnd + 2);
+    const withPeer = new Uint8Array(head.length - start + this.#peerLine.length);
+    withPeer.set(requestLine);
+    withPeer.set(this.#peerLine, requestLine.length);
+    withPeer.set(head.subarray(lineEnd + 2), requestLine.length + this.#peerLine.length);
     return { head: withPeer, length: length ?? 0, chunked };
   }
 
@@ -202,7 +242,7 @@ export class RequestFraming {
         const take = Math.min(this.#chunkSize, chunk.length - at);
         at += take;
         this.#chunkSize -= take;
-        if (this.#chunkSize === 0) this.#chunked = Chunked.DataEnd;
+        if (this.#chunkSize === 0) this.#chunked = Chunked.DataCr;
         continue;
       }
       const byte = chunk[at++];
@@ -230,31 +270,55 @@ export class RequestFraming {
           return undefined;
         }
         if (this.#lineBytes === 1) return "a chunk size is not hexadecimal";
-        this.#chunked = Chunked.SizeRest;
-        return this.#chunkByte(byte);
+        if (byte === CR) this.#chunked = Chunked.SizeLf;
+        else if (byte === 59 || byte === 32 || byte === 9) this.#chunked = Chunked.SizeRest;
+        else return "a chunk size is not hexadecimal";
+        return undefined;
       case Chunked.SizeRest:
-        if (byte !== LF) return undefined;
+        if (byte === CR) this.#chunked = Chunked.SizeLf;
+        else if (byte === LF) return NOT_CRLF;
+        return undefined;
+      case Chunked.SizeLf:
+        if (byte !== LF) return NOT_CRLF;
         this.#lineBytes = 0;
         this.#lineEmpty = true;
         this.#chunked = this.#chunkSize === 0 ? Chunked.Trailer : Chunked.Data;
         return undefined;
-      case Chunked.DataEnd:
-        if (byte === CR) return undefined;
+      case Chunked.DataCr:
+        if (byte !== CR) return "a chunk does not end with CRLF";
+        this.#chunked = Chunked.DataLf;
+        return undefined;
+      case Chunked.DataLf:
         if (byte !== LF) return "a chunk does not end with CRLF";
         this.#chunked = Chunked.Size;
         this.#chunkSize = 0;
         this.#lineBytes = 0;
         return undefined;
       case Chunked.Trailer:
-        if (byte === LF) {
-          if (this.#lineEmpty) this.phase = "idle";
-          this.#lineEmpty = true;
-          this.#lineBytes = 0;
-        } else if (byte !== CR) this.#lineEmpty = false;
+        if (byte === CR) this.#chunked = Chunked.TrailerLf;
+        else if (byte === LF) return NOT_CRLF;
+        else this.#lineEmpty = false;
+        return undefined;
+      case Chunked.TrailerLf:
+        if (byte !== LF) return NOT_CRLF;
+        if (this.#lineEmpty) this.phase = "idle";
+        this.#chunked = Chunked.Trailer;
+        this.#lineEmpty = true;
+        this.#lineBytes = 0;
         return undefined;
     }
     return undefined;
   }
+}
+
+/** `head` with `connection: close` after its request line: the server closes once it answered. */
+function withCloseLine(head: Uint8Array): Uint8Array {
+  const afterRequestLine = crlfFrom(head, 0) + 2;
+  const closing = new Uint8Array(head.length + CLOSE_LINE.length);
+  closing.set(head.subarray(0, afterRequestLine));
+  closing.set(CLOSE_LINE, afterRequestLine);
+  closing.set(head.subarray(afterRequestLine), afterRequestLine + CLOSE_LINE.length);
+  return closing;
 }
 
 function isHex(byte: number): boolean {

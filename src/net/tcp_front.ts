@@ -25,10 +25,10 @@ import type { Logger } from "../observability/logger.ts";
 import { type FramingError, PEER_HEADER } from "./request_framing.ts";
 import { ReadBuffer } from "./read_buffer.ts";
 import {
-  errorResponse,
   FrontConnection,
   HEADER_TIMEOUT,
   isEmfile,
+  refusalResponse,
   TOO_MANY,
   writeAll,
 } from "./front_connection.ts";
@@ -247,12 +247,22 @@ export class TcpFront {
         connection.lastActivity = now;
         const before = framing.phase;
         const result = framing.push(buffer.bytes.subarray(0, n));
-        if (result.error) return await this.#refuseRequest(connection, result.error);
+        if (result.error && !result.afterAnswers) {
+          return await this.#refuseRequest(connection, result.error);
+        }
         if (framing.phase !== before || result.heads > 0) connection.phaseSince = now;
         // One write for what one read brought (a head and its body, usually): a syscall each.
         if (result.forward.length === 1) await writeAll(upstream, result.forward[0]);
         else if (result.forward.length > 1) await writeAll(upstream, concatBytes(result.forward));
         if (result.heads > 0) connection.forwardedAny = true;
+        if (result.error) {
+          // Requests came whole before the refused one: the last asks the server to close
+          // once it has answered them all, and the refusal follows (#outbound). Nothing more
+          // is read from this client; no time limit of a request head runs meanwhile.
+          connection.refusalAfterAnswers = result.error;
+          framing.phase = "idle";
+          return;
+        }
         buffer.filled(n); // only now: what went on above was written from the old bytes
       }
       // The client is done sending; the server may still be answering.
@@ -270,7 +280,11 @@ export class TcpFront {
     try {
       for (;;) {
         const n = await upstream.read(buffer.bytes);
-        if (n === null) break;
+        if (n === null) {
+          const refusal = connection.refusalAfterAnswers;
+          if (refusal) await writeAll(client, refusalResponse(refusal));
+          break;
+        }
         connection.writingSince = connection.lastActivity = this.#clock.now();
         await writeAll(client, buffer.bytes.subarray(0, n));
         connection.writingSince = 0;
@@ -282,9 +296,7 @@ export class TcpFront {
 
   async #refuseRequest(connection: FrontConnection, error: FramingError): Promise<void> {
     if (!connection.forwardedAny) {
-      const title = error.status === 431 ? "Request Header Fields Too Large" : "Bad Request";
-      const response = errorResponse(error.status, title, "invalid_request", error.reason);
-      await writeAll(connection.client, response).catch(() => {});
+      await writeAll(connection.client, refusalResponse(error)).catch(() => {});
     }
     connection.close();
   }

@@ -267,6 +267,61 @@ Deno.test("TcpFront refuses a request that could smuggle another, before the ser
   }
 });
 
+Deno.test("TcpFront refuses a bare LF that would show the server a header the front did not see", async () => {
+  const t = await frontFor();
+  try {
+    for (
+      const hidden of [
+        `X-A: 1\n${PEER_HEADER}: 10.1.2.3\r\n`, // a forged client address
+        "X-A: 1\nContent-Length: 5\r\n", // a body the front would not time
+      ]
+    ) {
+      const conn = await t.connect();
+      await conn.write(encoder.encode(`POST / HTTP/1.1\r\nHost: x\r\n${hidden}\r\nhello`));
+      assert.match(await readToEnd(conn), /^HTTP\/1\.1 400 Bad Request\r\n[^]*LF alone/);
+    }
+    assert.equal(t.seen.length, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront refuses a flood of empty lines at once, and serves others meanwhile", async () => {
+  const t = await frontFor({}, () => new Response("served"));
+  try {
+    const flood = await t.connect();
+    await flood.write(encoder.encode("\r\n".repeat(32 * 1024)));
+    assert.match(await readToEnd(flood), /^HTTP\/1\.1 400 Bad Request\r\n[^]*empty lines/);
+    const response = await fetch(`http://127.0.0.1:${t.front.addr.port}/health`);
+    assert.equal(await response.text(), "served");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront answers the requests that came whole before a refused one, then refuses", async () => {
+  const t = await frontFor({}, async (request) => {
+    await request.text();
+    return new Response(`answer ${new URL(request.url).pathname}`);
+  });
+  try {
+    const conn = await t.connect();
+    await conn.write(encoder.encode(
+      "GET /one HTTP/1.1\r\nHost: x\r\n\r\n" +
+        "POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi" +
+        "GET /three HTTP/1.1\r\nHost: x\r\nX-A: 1\nX-B: 2\r\n\r\n",
+    ));
+    const text = await readToEnd(conn);
+    assert.match(
+      text,
+      /^HTTP\/1\.1 200 OK\r\n[^]*answer \/oneHTTP\/1\.1 200 OK\r\n[^]*answer \/twoHTTP\/1\.1 400 Bad Request\r\n[^]*LF alone/,
+    );
+    assert.deepEqual(t.seen.map((request) => new URL(request.url).pathname), ["/one", "/two"]);
+  } finally {
+    await t.close();
+  }
+});
+
 Deno.test("TcpFront disconnects a client that stops taking its answer", async () => {
   const chunk = new Uint8Array(64 * 1024).fill(120);
   // An endless answer: the server has bytes for the client as long as it is connected.
