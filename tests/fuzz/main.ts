@@ -1,8 +1,11 @@
 /**
- * `deno task fuzz [--cases N] [--seed S]`: the long fuzz run (100,000 cases by default) against
- * a real gateway; prints the outcomes and every failure with the seed that replays it.
+ * `deno task fuzz [--cases N] [--head-cases N] [--seed S]`: the long fuzz run (100,000 cases by
+ * default) against a real gateway, then the TCP front against `Deno.serve` on generated request
+ * heads (20,000 by default, heads.ts); prints the outcomes and every failure with the seed that
+ * replays it.
  */
 import { rawGarbage, runFuzz, startFuzzTarget } from "./harness.ts";
+import { runHeadFuzz } from "./heads.ts";
 
 function flag(name: string, fallback: number): number {
   const at = Deno.args.indexOf(`--${name}`);
@@ -10,6 +13,7 @@ function flag(name: string, fallback: number): number {
 }
 
 const cases = flag("cases", 100_000);
+const headCases = flag("head-cases", 20_000);
 const seed = flag("seed", Math.floor(Math.random() * 2 ** 31));
 const fuzz = await startFuzzTarget();
 const started = performance.now();
@@ -23,6 +27,11 @@ console.log(
 );
 console.log(JSON.stringify(report.outcomes, null, 2));
 console.log(`health afterwards: ${health.status}`);
-for (const failure of report.failures) console.log(`FAILURE ${failure}`);
-console.log(`${report.failures.length} failures`);
-Deno.exit(report.failures.length === 0 && health.ok ? 0 : 1);
+const heads = await runHeadFuzz(seed, headCases);
+console.log(
+  `request heads: ${headCases} cases, ${heads.whole} let through whole, ${heads.refused} not`,
+);
+const failures = [...report.failures, ...heads.failures];
+for (const failure of failures) console.log(`FAILURE ${failure}`);
+console.log(`${failures.length} failures`);
+Deno.exit(failures.length === 0 && health.ok ? 0 : 1);
