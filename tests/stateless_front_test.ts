@@ -152,7 +152,11 @@ Deno.test("a 2026 request the gateway cannot serve is refused as the revision sa
     const error = refused.json as { id: unknown; error: { code: number; data: unknown } };
     assert.equal(error.id, 1);
     assert.equal(error.error.code, -32022);
-    assert.deepEqual(error.error.data, { supported: [VERSION], requested: "2099-01-01" });
+    // Every revision /fx/mcp serves: 2026-07-28 on its own, 2025-11-25 (and older) in a session.
+    const { supported } = error.error.data as { supported: string[] };
+    assert.deepEqual(error.error.data, { supported, requested: "2099-01-01" });
+    assert.equal(supported[0], VERSION);
+    assert.ok(supported.includes("2025-11-25"), `supported: ${supported}`);
 
     const ping = await send(gw, 2, "ping");
     assert.equal(ping.status, 404);
@@ -197,6 +201,30 @@ Deno.test("the v2 SDK client, pinned to 2026-07-28, negotiating or on its defaul
     // The person's one link served both 2026 clients; the default client has its own session.
     const started = gw.logs.filter((line) => line.includes('"backend process started"'));
     assert.equal(started.length, 2, started.join("\n"));
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("a GET or DELETE of a 2026-07-28 client without a session is answered 405 with Allow: POST", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    for (const method of ["GET", "DELETE"]) {
+      const response = await fetch(`${gw.url}/fx/mcp`, {
+        method,
+        headers: { ...ALICE, accept: "text/event-stream", "mcp-protocol-version": VERSION },
+      });
+      const body = await response.json();
+      assert.equal(response.status, 405, `${method}: ${JSON.stringify(body)}`);
+      assert.equal(response.headers.get("allow"), "POST", method);
+      assert.match(body.error.message, /Method Not Allowed: MCP 2026-07-28 sends every request/);
+    }
+    // A 2025 client without a session is still told to initialize first.
+    const old = await fetch(`${gw.url}/fx/mcp`, {
+      headers: { ...ALICE, accept: "text/event-stream", "mcp-protocol-version": "2025-11-25" },
+    });
+    assert.equal(old.status, 400);
+    assert.match((await old.json()).error.message, /Mcp-Session-Id header is required/);
   } finally {
     await gw.close();
   }

@@ -58,6 +58,15 @@ export function protocolVersionHeaderProblem(header: string | null): string | un
 /** The stateless revisions the gateway serves, newest first (`server/discover`'s list). */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ["2026-07-28"];
 
+/**
+ * Every revision a server's URL serves, newest first: the stateless ones on their own, the
+ * session ones after `initialize`. What a -32022 refusal lists as `supported`, so a client
+ * that speaks both eras learns it may fall back to a session.
+ */
+export function servedProtocolVersions(): string[] {
+  return [...MODERN_PROTOCOL_VERSIONS, ...SESSION_PROTOCOL_VERSIONS];
+}
+
 /** The first revision without sessions: every later date is stateless too. */
 const MODERN_SINCE = "2026-07-28";
 

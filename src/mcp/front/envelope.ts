@@ -16,6 +16,7 @@ import {
   MODERN_PROTOCOL_VERSIONS,
   ModernErrorCode,
   REQUIRED_META_KEYS,
+  servedProtocolVersions,
   SESSION_PROTOCOL_VERSIONS,
 } from "../protocol_versions.ts";
 
@@ -162,7 +163,7 @@ export function unsupportedVersion(version: string, id: RequestId | null): Refus
     `Unsupported protocol version: this gateway does not serve ${quote(version)}; send ` +
       `${MODERN_PROTOCOL_VERSIONS.join(" or ")} in params._meta and MCP-Protocol-Version, or ` +
       `open a session with initialize for ${SESSION_PROTOCOL_VERSIONS.join(", ")}`,
-    { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version },
+    { supported: servedProtocolVersions(), requested: version },
     id,
   );
 }

@@ -321,7 +321,7 @@ const ROWS: Row[] = [
       'Unsupported protocol version: this gateway does not serve "v999.0.0"; send 2026-07-28 ' +
         "in params._meta and MCP-Protocol-Version, or open a session with initialize for " +
         SESSION_VERSIONS,
-      { supported: [V], requested: "v999.0.0" },
+      { supported: [V, ...SESSION_VERSIONS.split(", ")], requested: "v999.0.0" },
     ),
   },
   {
@@ -336,7 +336,7 @@ const ROWS: Row[] = [
       'Unsupported protocol version: this gateway does not serve "2025-11-25"; send 2026-07-28 ' +
         "in params._meta and MCP-Protocol-Version, or open a session with initialize for " +
         SESSION_VERSIONS,
-      { supported: [V], requested: "2025-11-25" },
+      { supported: [V, ...SESSION_VERSIONS.split(", ")], requested: "2025-11-25" },
     ),
   },
   {

@@ -5,7 +5,7 @@
  */
 import { parseSessionId, type SessionId } from "../../core/ids.ts";
 import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
-import { protocolVersionHeaderProblem } from "../protocol_versions.ts";
+import { isModernProtocolVersion, protocolVersionHeaderProblem } from "../protocol_versions.ts";
 import type { Session } from "../session.ts";
 import type { FrontContext } from "./context.ts";
 import { rpcError } from "./http_util.ts";
@@ -54,6 +54,28 @@ export function sessionIdOf(
     );
   }
   return parseSessionId(raw);
+}
+
+/**
+ * A GET or DELETE from a client of a stateless revision (MCP 2026-07-28 on) without a session:
+ * there is no stream to open and no session to end for it, and such a client expects `405`
+ * with `Allow: POST` (streamable-http, "Earlier Streamable HTTP Revisions"), as a 2026 server
+ * answers; undefined for anyone else, whom the session lane serves as before.
+ */
+export function statelessMethodRefusal(request: Request): Response | undefined {
+  if (request.headers.has(SESSION_HEADER)) return undefined;
+  const version = request.headers.get("mcp-protocol-version")?.trim();
+  if (version === undefined || !isModernProtocolVersion(version)) return undefined;
+  const what = request.method === "DELETE"
+    ? "there is no session to end"
+    : "there is no GET stream (send subscriptions/listen in a POST for notifications)";
+  return rpcError(
+    405,
+    RpcErrorCode.backendError,
+    `Method Not Allowed: MCP ${version} sends every request as a POST; ${what}`,
+    null,
+    { allow: "POST" },
+  );
 }
 
 /** Gives a session its Streamable HTTP side: streams, event ids, the replay log. */

@@ -31,6 +31,7 @@ import {
   sessionFor,
   sessionIdOf,
   sessionNotFound,
+  statelessMethodRefusal,
 } from "./session_lane.ts";
 
 export async function handleStreamablePost(request: Request, ctx: FrontContext): Promise<Response> {
@@ -148,6 +149,8 @@ function answer(
 }
 
 export async function handleStreamableGet(request: Request, ctx: FrontContext): Promise<Response> {
+  const stateless = statelessMethodRefusal(request);
+  if (stateless) return stateless;
   if (!accepts(request.headers.get("accept"), "text/event-stream")) {
     return rpcError(
       406,
@@ -188,6 +191,8 @@ export async function handleStreamableDelete(
   request: Request,
   ctx: FrontContext,
 ): Promise<Response> {
+  const stateless = statelessMethodRefusal(request);
+  if (stateless) return stateless;
   const id = sessionIdOf(request);
   if (id instanceof Response) return id;
   // Answered once the session can no longer be found or continued on any replica.
