@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
-import { waitUntil } from "./fixtures/waits.ts";
+import { waitUntil, within } from "./fixtures/waits.ts";
 import type { SessionId } from "../src/core/ids.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -150,6 +150,83 @@ Deno.test("malformed JSON, batches and non-JSON-RPC bodies get JSON-RPC errors",
     });
     assert.equal(wrongType.status, 415);
   });
+});
+
+/** `[[…[1]…]]`, `depth` arrays deep. */
+function nestedArrays(depth: number): string {
+  return "[".repeat(depth) + "1" + "]".repeat(depth);
+}
+
+/** A tools/call of the minimal server's echo with `args` (JSON text) as its `arguments.deep`. */
+function echoCall(id: number, args: string, meta = ""): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo",` +
+    `"arguments":{"deep":${args}}${meta}}}`;
+}
+
+/** Opens a legacy SSE session on `server`; its /message URL, and a way to hang up. */
+async function legacySession(gw: TestGateway, server: string) {
+  const stream = await fetch(`${gw.url}/${server}/sse`, {
+    headers: { ...auth, accept: "text/event-stream" },
+  });
+  assert.equal(stream.status, 200);
+  const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const readEndpoint = async () => {
+    let seen = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the SSE stream ended before its endpoint event: ${seen}`);
+      seen += value;
+      const endpoint = /event: endpoint\ndata: (\S+)/.exec(seen)?.[1];
+      if (endpoint) return endpoint;
+    }
+  };
+  const endpoint = await within("the legacy SSE endpoint event", readEndpoint());
+  return { url: new URL(endpoint, gw.url).href, close: () => reader.cancel() };
+}
+
+Deno.test("a body nested deeper than 128 levels gets 400 -32600 on every lane, and the gateway keeps serving", async () => {
+  await withGateway(async (gw, url) => {
+    const deep = nestedArrays(100_000);
+    const refusal = (answer: { status: number; json: unknown }, lane: string) => {
+      assert.equal(answer.status, 400, `${lane}: ${JSON.stringify(answer.json).slice(0, 300)}`);
+      const error = (answer.json as { error: { code: number; message: string } }).error;
+      assert.equal(error.code, -32600, lane);
+      assert.match(error.message, /nests arrays and objects more than 128 levels deep/, lane);
+    };
+    // The session lane.
+    const session = await openSession(url, auth);
+    const inSession = mcpHeaders({ ...auth, "mcp-session-id": session });
+    refusal(await post(url, echoCall(2, deep), inSession), "session lane");
+    // As deep as the limit allows (the envelope takes 3 levels) is served.
+    const allowed = await post(url, echoCall(3, nestedArrays(125)), inSession);
+    assert.equal(allowed.status, 200, allowed.text);
+    assert.ok(allowed.text.includes("[[[[1]]]]"), allowed.text.slice(0, 200));
+    refusal(await post(url, echoCall(4, nestedArrays(126)), inSession), "one level past");
+
+    // The stateless lane (MCP 2026-07-28).
+    const meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' +
+      '"io.modelcontextprotocol/clientCapabilities":{}}';
+    const modern = mcpHeaders({
+      ...auth,
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "echo",
+    });
+    refusal(await post(url, echoCall(5, deep, meta), modern), "stateless lane");
+    const served = await post(url, echoCall(6, "[1]", meta), modern);
+    assert.equal(served.status, 200, served.text);
+
+    // Legacy SSE's /message.
+    const legacy = await legacySession(gw, "min");
+    try {
+      refusal(await post(legacy.url, echoCall(7, deep), mcpHeaders(auth)), "legacy /message");
+    } finally {
+      await legacy.close();
+    }
+    const health = await fetch(`${gw.url}/health`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+  }, "{ maxMessageBytes: 1MiB }");
 });
 
 Deno.test("an oversized body gets 413 and the gateway keeps serving", async () => {

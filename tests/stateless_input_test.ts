@@ -242,3 +242,22 @@ Deno.test("two replicas: a retry reaching the replica holding its call completes
     kv.close();
   }
 });
+
+Deno.test("a 2026 call that takes input, its arguments nested 100,000 levels deep, is refused 400 -32600 (it was a 500)", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    let deep: unknown = "bottom";
+    for (let level = 0; level < 100_000; level++) deep = [deep];
+    const refused = await call(gw, 1, "test_input_required_result_elicitation", {
+      arguments: { deep },
+    });
+    assert.equal(refused.status, 400, JSON.stringify(refused.json).slice(0, 300));
+    assert.equal(refused.json.error?.code, -32600);
+    assert.match(refused.json.error!.message, /more than 128 levels deep/);
+    // The same call with its arguments as a client sends them is served.
+    const first = await call(gw, 2, "test_input_required_result_elicitation");
+    assert.equal(first.json.result?.resultType, "input_required", JSON.stringify(first.json));
+  } finally {
+    await gw.close();
+  }
+});

@@ -3,6 +3,7 @@
  * bodies, JSON-RPC, session ids, Last-Event-IDs), OAuth parameters and forms, browser pages,
  * and configuration files. Mostly near-valid, so the fuzzer gets past the first check.
  */
+import { deepCall } from "./deep_json.ts";
 import type { Random } from "./random.ts";
 
 /** What a fuzz run knows of the gateway under test. */
@@ -40,7 +41,15 @@ const RPC_METHODS = [
   "",
 ];
 const TOOLS = ["echo_environment", "test_simple_text", "test_error_handling", "nope", "open.echo"];
-const PROTOCOLS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01", ""];
+const PROTOCOLS = [
+  "2026-07-28",
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+  "2024-11-05",
+  "1999-01-01",
+  "",
+];
 
 /** Header values must be Latin-1 without CR, LF or NUL, or Request refuses them. */
 function headerValue(r: Random, max = 40): string {
@@ -74,7 +83,9 @@ function rpcMessage(r: Random): unknown {
   return message;
 }
 
-function mcpBody(r: Random): string {
+function mcpBody(r: Random, modern: boolean): string {
+  if (r.chance(0.08)) return deepCall(r, r.pick(TOOLS), modern);
+  if (modern && r.chance(0.5)) return JSON.stringify(modernMessage(r));
   const choice = r.int(10);
   if (choice < 6) return JSON.stringify(rpcMessage(r));
   if (choice === 6) return JSON.stringify(Array.from({ length: r.int(4) }, () => rpcMessage(r)));
@@ -84,6 +95,17 @@ function mcpBody(r: Random): string {
   }
   if (choice === 8) return JSON.stringify(r.json(4));
   return r.chance(0.2) ? "[".repeat(10_000) : r.text(200);
+}
+
+/** A 2026-07-28 request: a session-less message carrying its `_meta` envelope. */
+function modernMessage(r: Random): unknown {
+  const message = rpcMessage(r) as Record<string, unknown>;
+  const params = (typeof message.params === "object" && message.params) || {};
+  const meta: Record<string, unknown> = {
+    "io.modelcontextprotocol/protocolVersion": r.chance(0.9) ? "2026-07-28" : r.json(1),
+    "io.modelcontextprotocol/clientCapabilities": r.chance(0.8) ? {} : r.json(2),
+  };
+  return { ...message, params: { ...params as object, _meta: meta } };
 }
 
 /** A request to an MCP endpoint: /{server}/mcp, /sse or /message. */
@@ -150,8 +172,16 @@ export function mcpRequest(r: Random, target: Target): Request {
   if (r.chance(0.05)) {
     query += `${query ? "&" : "?"}access_token=${encodeURIComponent(headerValue(r, 10))}`;
   }
+  const modern = headers.get("mcp-protocol-version") === "2026-07-28";
   const hasBody = method === "POST" || method === "PUT" || method === "PATCH";
-  let body: string | undefined = hasBody ? mcpBody(r) : undefined;
+  let body: string | undefined = hasBody ? mcpBody(r, modern) : undefined;
+  if (modern && body && r.chance(0.9)) {
+    // The headers a 2026 request mirrors from its body, mostly right.
+    const sent = /"method":"([^"]*)"/.exec(body)?.[1];
+    const name = /"name":"([^"]*)"/.exec(body)?.[1];
+    if (sent !== undefined) headers.set("mcp-method", r.chance(0.9) ? sent : headerValue(r, 12));
+    if (name !== undefined) headers.set("mcp-name", r.chance(0.9) ? name : headerValue(r, 12));
+  }
   if (hasBody && r.chance(0.01)) body = "x".repeat(5 * 1024 * 1024);
   return new Request(`${target.base}/${server}/${endpoint}${query}`, {
     method,

@@ -2,14 +2,28 @@
 import { type Classified, classify, RpcErrorCode } from "../jsonrpc.ts";
 import { rpcError } from "./http_util.ts";
 import { isObject } from "../translate/json_shape.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../core/json_depth.ts";
 
 export function parseClientMessage(text: string): Classified | Response {
   const value = parseJsonBody(text);
   return value instanceof Response ? value : classifyClientMessage(value);
 }
 
-/** The body as JSON, or the 400 Parse error to answer. */
+/**
+ * The body as JSON, or the 400 to answer: Parse error, or a body nested deeper than
+ * `MAX_JSON_DEPTH` (json_depth.ts), refused before anything walks it. Every lane reads its
+ * client's body here: the session and stateless lanes, and legacy SSE's /message.
+ */
 export function parseJsonBody(text: string): unknown {
+  if (nestsDeeperThan(text)) {
+    return rpcError(
+      400,
+      RpcErrorCode.invalidRequest,
+      "Invalid Request: the body nests arrays and objects more than " +
+        `${MAX_JSON_DEPTH} levels deep; send the arguments with less nesting (no MCP message ` +
+        "needs this many)",
+    );
+  }
   try {
     return JSON.parse(text);
   } catch {
