@@ -8,9 +8,9 @@ FROM denoland/deno:2.9.6
 RUN mkdir -p /var/lib/gatehouse /etc/gatehouse \
   && chown deno:deno /var/lib/gatehouse
 WORKDIR /app
-COPY --chown=deno:deno deno.json main.ts ./
-# The gateway's part of deno.lock only (scripts/runtime_lock.ts): no test or bench packages.
-COPY --chown=deno:deno deno.runtime.lock ./deno.lock
+# deno.json locks the gateway's packages only, in deno.runtime.lock (scripts/runtime_lock.ts): no
+# test or bench packages.
+COPY --chown=deno:deno deno.json deno.runtime.lock main.ts ./
 COPY --chown=deno:deno src ./src
 
 USER deno

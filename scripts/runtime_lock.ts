@@ -1,23 +1,16 @@
 /**
  * `deno task lock`: writes deno.runtime.lock, the part of deno.lock the gateway itself needs.
  *
- * deno.lock pins everything the project uses, tests and bench included (a browser driver, an
- * identity provider, the stdio peers); Deno installs every package of the lockfile it is given,
- * so a user's `deno task dev` would fetch all of it, and warn about build scripts it ignores.
- * The gateway's tasks run with `--lock=deno.runtime.lock --frozen` instead: the same versions
- * (this file is cut from deno.lock, never resolved anew), only the gateway's packages.
- * tests/runtime_lock_test.ts keeps it in step with deno.lock and with what main.ts imports.
+ * Two configurations: deno.json is the gateway's (its imports are what main.ts imports, its lock
+ * is deno.runtime.lock, frozen), deno.test.json the tests' and bench's (every import, locked in
+ * deno.lock: a browser driver, an identity provider, the stdio peers, the conformance suite).
+ * `deno task` installs every package of the root configuration's lockfile and imports before it
+ * runs any task, so with everything in deno.json a user's first `deno task dev` fetched all of
+ * it (216 packages) and warned about build scripts it ignored. deno.runtime.lock is cut from
+ * deno.lock, never resolved anew: the same versions, only the gateway's packages.
+ * tests/runtime_lock_test.ts keeps it in step with deno.lock, the two configurations in step
+ * with each other, and holds the start command to it on an empty cache.
  */
-
-/** The import-map entries the gateway's code imports (tests and bench import the rest). */
-export const RUNTIME_IMPORTS = [
-  "@modelcontextprotocol/sdk",
-  "@opentelemetry/api",
-  "hono",
-  "oauth4webapi",
-  "yaml",
-  "zod",
-];
 
 interface Lock {
   version: string;
@@ -33,13 +26,14 @@ function nameOf(key: string): string {
   return at < 0 ? key : key.slice(0, at);
 }
 
-/** deno.lock cut down to the packages reachable from the runtime imports. */
+/** deno.lock cut down to the packages reachable from the gateway's imports (deno.json's). */
 export function runtimeLock(full: Lock, imports: Record<string, string>): Lock {
   const specifiers: Record<string, string> = {};
-  for (const name of RUNTIME_IMPORTS) {
-    const specifier = imports[name];
-    if (!specifier || !(specifier in full.specifiers)) {
-      throw new Error(`${name} (${specifier}) is not in deno.lock: run the tests once to lock it`);
+  for (const [name, specifier] of Object.entries(imports)) {
+    if (!(specifier in full.specifiers)) {
+      throw new Error(
+        `${name} (${specifier}) is not in deno.lock: add it to deno.test.json's imports too and run the tests once to lock it`,
+      );
     }
     specifiers[specifier] = full.specifiers[specifier];
   }
@@ -71,10 +65,34 @@ export function runtimeLock(full: Lock, imports: Record<string, string>): Lock {
       todo.push(resolve(dependency));
     }
   }
-  const npm = Object.fromEntries([...keep].sort().map((key) => [key, full.npm[key]]));
-  // The workspace section lists the config's imports as deno.lock does, or Deno would call the
-  // lock out of date.
-  return { version: full.version, specifiers, npm, workspace: full.workspace };
+  // Deno names a dependency by its package alone when the lock holds one version of it, so a
+  // reference deno.lock had to spell out (express@5.3.0 beside express@4) may be bare here.
+  const keptVersions = new Map<string, number>();
+  for (const key of keep) keptVersions.set(nameOf(key), (keptVersions.get(nameOf(key)) ?? 0) + 1);
+  const spell = (dependency: string): string => {
+    const key = resolve(dependency);
+    const name = nameOf(key);
+    return keptVersions.get(name) === 1
+      ? name
+      : `${name}@${key.slice(name.length + 1).split("_")[0]}`;
+  };
+  const npm = Object.fromEntries(
+    [...keep].sort().map((key) => {
+      const entry = { ...full.npm[key] };
+      if (entry.dependencies) entry.dependencies = entry.dependencies.map(spell);
+      if (entry.optionalDependencies) {
+        entry.optionalDependencies = entry.optionalDependencies.map(spell);
+      }
+      return [key, entry];
+    }),
+  );
+  // The workspace section lists deno.json's imports, or Deno would call the lock out of date.
+  const workspace = { dependencies: Object.values(imports).sort() };
+  return { version: full.version, specifiers: sorted(specifiers), npm, workspace };
+}
+
+function sorted(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a < b ? -1 : 1));
 }
 
 export function runtimeLockText(root: string): string {

@@ -17,6 +17,8 @@ const TARGET_CPU_US = 60;
 const TARGET_ADDED_P50 = 0.3;
 const SERVER = `${ROOT}tests/fixtures/minimal_server.ts`;
 const ROUNDS = 3;
+/** The peers are locked in deno.lock, the tests' and bench's lock, not the gateway's. */
+const TEST_CONFIG = ["--config", `${ROOT}deno.test.json`];
 
 async function startPeer(kind: "mcp-proxy" | "supergateway"): Promise<Running & { url: string }> {
   const port = freePort();
@@ -25,6 +27,7 @@ async function startPeer(kind: "mcp-proxy" | "supergateway"): Promise<Running & 
     ? [
       "run",
       "-A",
+      ...TEST_CONFIG,
       MCP_PROXY,
       "--host",
       "127.0.0.1",
@@ -38,6 +41,7 @@ async function startPeer(kind: "mcp-proxy" | "supergateway"): Promise<Running & 
     : [
       "run",
       "-A",
+      ...TEST_CONFIG,
       SUPERGATEWAY,
       "--stdio",
       child,
