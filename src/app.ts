@@ -289,6 +289,7 @@ function addReadings(
 function personTokens(credentials: UserCredentials, user: string): PersonTokens {
   return {
     tokenFor: (server) => credentials.tokenFor(user, server),
+    rejected: (server, token, refusal) => credentials.rejected(user, server, token, refusal),
     watch: (listener) =>
       credentials.onChange((changedUser, server) => {
         if (changedUser === user) listener(server);

@@ -153,6 +153,7 @@ export async function createAuthServer(
     logger,
     oauthClients,
     save: (user, service, credential) => credentials.save(user, service, credential),
+    stepUpScopes: (user, service) => credentials.stepUpScopes(user, service),
   });
   const loginFlow = new LoginFlow({
     issuer,

@@ -36,6 +36,8 @@ export interface ServiceConnectionsDeps {
   /** The OAuth client of each `kind: oauth` service. */
   oauthClients: Map<string, ServiceOAuthClient>;
   save(user: string, service: string, credential: StoredCredential): Promise<void>;
+  /** Scopes a server asked for beyond the person's connection (a step-up), if any. */
+  stepUpScopes?(user: string, service: string): Promise<string[] | undefined>;
 }
 
 export class ServiceConnections {
@@ -67,6 +69,7 @@ export class ServiceConnections {
       state,
       codeChallenge: await s256Challenge(codeVerifier),
       redirectUri: this.callbackUri(options.service),
+      scopes: await this.deps.stepUpScopes?.(options.user, options.service),
     });
   }
 

@@ -5,12 +5,15 @@
  * the service first). Connecting an account is connections.ts. Tokens live in the vault; this
  * module never logs one.
  */
-import { GatehouseError } from "../core/errors.ts";
+import { checkManualToken } from "./manual_token.ts";
 import type { ServerConfig, UserTokenConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
 import type { Logger } from "../observability/logger.ts";
+import { parseBearerChallenge } from "./mcp_discovery.ts";
 import { type ServiceOAuthClient, ServiceOAuthError, type ServiceTokens } from "./service_oauth.ts";
+export { MAX_TOKEN_BYTES, TokenInputError } from "./manual_token.ts";
+import { stepUpRequired, usableCredential } from "./usable.ts";
 import { type CredentialVault, type StoredCredential, UNREADABLE } from "./vault.ts";
 
 /** A token expiring sooner than this is refreshed before it is handed out. */
@@ -18,8 +21,6 @@ export const REFRESH_MARGIN_MS = 60_000;
 /** Tokens handed out are remembered this long, so a busy session reads the vault rarely. */
 const CACHE_MS = 5_000;
 const CACHE_LIMIT = 10_000;
-/** Longest manual token accepted. */
-export const MAX_TOKEN_BYTES = 8 * 1024;
 
 /** What a person sees for one service on /my/tokens. */
 export type CredentialStatus =
@@ -37,14 +38,6 @@ export type CredentialStatus =
 export interface CredentialService {
   name: string;
   userToken: UserTokenConfig;
-}
-
-/** Why a pasted token was refused; the page shows a sentence for each. */
-export class TokenInputError
-  extends GatehouseError<"empty" | "too_long" | "invalid_characters" | "pattern"> {
-  constructor(code: TokenInputError["code"]) {
-    super(code, code);
-  }
 }
 
 export interface UserCredentialsDeps {
@@ -156,20 +149,43 @@ export class UserCredentials {
     return token;
   }
 
+  /**
+   * A backend refused `token` (a remote MCP server, `kind: mcp`). On `401` the token is refreshed
+   * (unless another request already did) and the new one returned for one retry; a refresh that
+   * fails means connecting again. On `403 insufficient_scope` the wider scopes are kept for the
+   * next connection and the person is asked to connect again (a step-up). Throws
+   * `CredentialRequiredError` naming the page whenever the person has to act.
+   */
+  async rejected(
+    user: string,
+    service: string,
+    token: string,
+    answer: { status: number; challenge: string | null },
+  ): Promise<string> {
+    const stored = this.#usable(await this.deps.vault.get(user, service), service);
+    this.#cache.delete(cacheKey(user, service));
+    if (answer.status === 403) {
+      const asked = parseBearerChallenge(answer.challenge)?.scope?.split(" ") ?? [];
+      const wanted = [...new Set([...(stored.scope?.split(" ") ?? []), ...asked])].filter(Boolean);
+      await this.deps.vault.put(user, service, { ...stored, stepUpScopes: wanted });
+      const name = this.service(service)?.userToken.displayName ?? service;
+      throw stepUpRequired(service, name, this.pageUrl(service), wanted);
+    }
+    if (stored.accessToken !== token) return stored.accessToken;
+    return await this.#refreshOnce(user, service, stored, true);
+  }
+
+  /** Scopes a server asked for beyond the person's connection (a step-up), for the next one. */
+  async stepUpScopes(user: string, service: string): Promise<string[] | undefined> {
+    const stored = await this.deps.vault.get(user, service);
+    return stored && stored !== UNREADABLE ? stored.stepUpScopes : undefined;
+  }
+
   /** Stores a pasted token after checking it; throws `TokenInputError` with the reason. */
   async setManual(user: string, service: string, raw: string): Promise<void> {
     const spec = this.service(service)?.userToken;
     if (!spec || spec.kind !== "manual") throw new Error(`${service} takes no manual token`);
-    const token = raw.trim();
-    if (!token) throw new TokenInputError("empty");
-    if (new TextEncoder().encode(token).length > MAX_TOKEN_BYTES) {
-      throw new TokenInputError("too_long");
-    }
-    // It travels in headers and environment variables: no spaces or control characters.
-    if (!/^[\x21-\x7e]+$/.test(token)) throw new TokenInputError("invalid_characters");
-    if (spec.pattern && !new RegExp(spec.pattern).test(token)) {
-      throw new TokenInputError("pattern");
-    }
+    const token = checkManualToken(raw, spec.pattern);
     await this.save(user, service, {
       source: "manual",
       accessToken: token,
@@ -240,39 +256,26 @@ export class UserCredentials {
     stored: StoredCredential | typeof UNREADABLE | undefined,
     service: string,
   ): StoredCredential {
-    const name = this.service(service)?.userToken.displayName ?? service;
-    const page = this.pageUrl(service);
-    if (stored === undefined) {
-      const verb = this.service(service)?.userToken.kind === "manual" ? "add" : "connect";
-      throw new CredentialRequiredError(
-        service,
-        page,
-        `${name} needs your own credential and Gatehouse has none for you: ${verb} it at ${page}, then try again`,
-      );
-    }
-    if (stored === UNREADABLE) {
-      throw new CredentialRequiredError(
-        service,
-        page,
-        `your stored ${name} credential can no longer be read (the gateway's secret changed): set it again at ${page}`,
-      );
-    }
-    if (stored.needsReconnect) {
-      throw new CredentialRequiredError(
-        service,
-        page,
-        `your ${name} connection has to be renewed (${stored.needsReconnect}): reconnect at ${page}`,
-      );
-    }
-    return stored;
+    const spec = this.service(service)?.userToken;
+    return usableCredential(stored, {
+      service,
+      name: spec?.displayName ?? service,
+      page: this.pageUrl(service),
+      verb: spec?.kind === "manual" ? "add" : "connect",
+    });
   }
 
   /** One refresh per person and service at a time; concurrent callers share its outcome. */
-  #refreshOnce(user: string, service: string, credential: StoredCredential): Promise<string> {
+  #refreshOnce(
+    user: string,
+    service: string,
+    credential: StoredCredential,
+    refused = false,
+  ): Promise<string> {
     const key = cacheKey(user, service);
     let running = this.#refreshing.get(key);
     if (!running) {
-      running = this.#refresh(user, service, credential).finally(() => {
+      running = this.#refresh(user, service, credential, refused).finally(() => {
         this.#refreshing.delete(key);
       });
       this.#refreshing.set(key, running);
@@ -280,7 +283,13 @@ export class UserCredentials {
     return running;
   }
 
-  async #refresh(user: string, service: string, seen: StoredCredential): Promise<string> {
+  /** `refused`: the backend refused the token, so it is as good as expired. */
+  async #refresh(
+    user: string,
+    service: string,
+    seen: StoredCredential,
+    refused: boolean,
+  ): Promise<string> {
     const { clock, logger, vault } = this.deps;
     // The caller read the vault before this refresh began; another refresh (here, in a flight
     // that just ended, or on another replica) may have stored a newer token since.
@@ -288,16 +297,24 @@ export class UserCredentials {
     const credential = latest && latest !== UNREADABLE && latest.updatedAt !== seen.updatedAt
       ? this.#usable(latest, service)
       : seen;
-    if (credential !== seen && !this.#expiring(credential.expiresAt, clock.now())) {
+    if (
+      credential !== seen && (refused || !this.#expiring(credential.expiresAt, clock.now()))
+    ) {
       return credential.accessToken;
     }
     const name = this.service(service)?.userToken.displayName ?? service;
     const page = this.pageUrl(service);
-    const expired = credential.expiresAt !== undefined && credential.expiresAt <= clock.now();
+    const expired = refused ||
+      credential.expiresAt !== undefined && credential.expiresAt <= clock.now();
     if (!credential.refreshToken) {
       // Nothing to refresh with: usable until it expires, then the person reconnects.
       if (!expired) return credential.accessToken;
-      return await this.#needsReconnect(user, service, credential, "the access token expired");
+      return await this.#needsReconnect(
+        user,
+        service,
+        credential,
+        refused ? "the server no longer accepts the token" : "the access token expired",
+      );
     }
     let tokens: ServiceTokens;
     try {

@@ -17,6 +17,8 @@ export interface StoredCredential {
   expiresAt?: number;
   scope?: string;
   updatedAt: number;
+  /** Scopes a remote MCP server asked for beyond this connection (403 insufficient_scope). */
+  stepUpScopes?: string[];
   /** Set when the service refused a refresh: the person must connect again. */
   needsReconnect?: string;
 }

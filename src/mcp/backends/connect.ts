@@ -77,12 +77,26 @@ export interface ResumeBackend {
 /** The person's current service token, looked up again for each HTTP request. */
 export type TokenSource = () => Promise<string>;
 
+/** What a backend answered when it refused a token: its status and `WWW-Authenticate`. */
+export interface TokenRefusal {
+  status: number;
+  challenge: string | null;
+}
+
+/**
+ * Called when a remote MCP server (`kind: mcp`) refused the person's token: returns the token to
+ * retry with once (refreshed), or throws `CredentialRequiredError` (connect again, or step up).
+ */
+export type TokenRejected = (token: string, refusal: TokenRefusal) => Promise<string>;
+
 /** One person's credentials, as backends of their sessions see them. */
 export interface PersonTokens {
   /** The current token for a server; throws `CredentialRequiredError` when there is none. */
   tokenFor(server: string): Promise<string>;
   /** Calls back when one of this person's credentials changes in this process. */
   watch(listener: (server: string) => void): () => void;
+  /** A server refused `token` (see `TokenRejected`). */
+  rejected?(server: string, token: string, refusal: TokenRefusal): Promise<string>;
 }
 
 /**
@@ -98,7 +112,18 @@ export async function connectBackend(
 ): Promise<Backend> {
   if (!server.userToken || !tokens) return createBackend(server, user, options, undefined, resume);
   const source = () => tokens.tokenFor(server.name);
-  return createBackend(server, { ...user, "user.token": await source() }, options, source, resume);
+  // A remote MCP server says when it stops accepting a token (401) or wants more (403).
+  const rejected: TokenRejected | undefined = server.userToken.kind === "mcp" && tokens.rejected
+    ? (token, refusal) => tokens.rejected!(server.name, token, refusal)
+    : undefined;
+  return createBackend(
+    server,
+    { ...user, "user.token": await source() },
+    options,
+    source,
+    resume,
+    rejected,
+  );
 }
 
 /**
@@ -112,6 +137,7 @@ export function createBackend(
   options: BackendOptions,
   token?: TokenSource,
   resume?: ResumeBackend,
+  rejected?: TokenRejected,
 ): Backend {
   const backend = createTransport(
     server,
@@ -120,6 +146,7 @@ export function createBackend(
     secretMask(server, user, options),
     token,
     resume,
+    rejected,
   );
   if (!server.forwardRoots) backend.transport = new WithheldRoots(backend.transport);
   return backend;
@@ -156,6 +183,7 @@ function createTransport(
   mask: SecretMask,
   token?: TokenSource,
   resume?: ResumeBackend,
+  rejected?: TokenRejected,
 ): Backend {
   if (server.transport === "stdio") {
     const child = () =>
@@ -183,7 +211,9 @@ function createTransport(
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
   const baseFetch = options.fetch ?? globalThis.fetch;
-  const fetch = token ? freshTokenFetch(server.headers, user, token, baseFetch, mask) : baseFetch;
+  const fetch = token
+    ? freshTokenFetch(server.headers, user, token, baseFetch, mask, rejected)
+    : baseFetch;
   // Every answer is held to limits.maxMessageBytes (bounded_answers.ts).
   const bounded = (oversizedEvents: BoundedAnswerOptions["oversizedEvents"]) =>
     boundedAnswers(fetch, {
@@ -275,17 +305,16 @@ function freshTokenFetch(
   token: TokenSource,
   baseFetch: typeof globalThis.fetch,
   mask: SecretMask,
+  rejected?: TokenRejected,
 ): typeof globalThis.fetch {
   const templated = Object.entries(headers).filter(([, text]) => TOKEN_PLACEHOLDER.test(text));
-  return async (input, init) => {
-    const current = await token();
-    mask.add(current);
+  const send = (current: string, input: RequestInfo | URL, init?: RequestInit) => {
     const given = init?.headers;
     const values = { ...user, "user.token": current };
     if (given instanceof Headers || Array.isArray(given) || !given) {
       const merged = new Headers(given);
       for (const [name, text] of templated) merged.set(name, fillPlaceholders(text, values));
-      return await baseFetch(input, { ...init, headers: merged });
+      return baseFetch(input, { ...init, headers: merged });
     }
     // A plain record, as legacy_http.ts sends (names in lower case, made once per session and
     // shared by its requests): copied rather than turned into a Headers, which costs more.
@@ -293,6 +322,30 @@ function freshTokenFetch(
     for (const [name, text] of templated) {
       record[name.toLowerCase()] = fillPlaceholders(text, values);
     }
-    return await baseFetch(input, { ...init, headers: record });
+    return baseFetch(input, { ...init, headers: record });
   };
+  return async (input, init) => {
+    const current = await token();
+    mask.add(current);
+    const response = await send(current, input, init);
+    if (!rejected || !refusesToken(response)) return response;
+    // Sent again once, with a refreshed token; a streamed body cannot be sent twice.
+    const body = init?.body;
+    if (body !== undefined && body !== null && typeof body !== "string") return response;
+    const refusal = {
+      status: response.status,
+      challenge: response.headers.get("www-authenticate"),
+    };
+    await response.body?.cancel().catch(() => {});
+    const next = await rejected(current, refusal);
+    mask.add(next);
+    return await send(next, input, init);
+  };
+}
+
+/** A 401, or a 403 whose challenge says the token lacks a scope (MCP step-up). */
+function refusesToken(response: Response): boolean {
+  if (response.status === 401) return true;
+  return response.status === 403 &&
+    /error\s*=\s*"?insufficient_scope\b/i.test(response.headers.get("www-authenticate") ?? "");
 }
