@@ -1,6 +1,6 @@
 /**
- * Gatehouse command line: `serve` (default), `check`, `health`, `schema`, `grants` (in
- * src/cli/grants.ts), `--version`, `--help`.
+ * Gatehouse command line: `serve` (default), `check`, `health`, `schema`, `grants` and `tools`
+ * (in src/cli/), `--version`, `--help`.
  *
  * Exit codes: 0 success; 1 invalid configuration; 2 bad command line; 3 failed to start or run
  * (storage unavailable, address in use).
@@ -18,6 +18,7 @@ import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
+import { runToolsCommand } from "./src/cli/tools.ts";
 
 const USAGE = `Gatehouse ${VERSION}: an OAuth gateway in front of MCP servers.
 
@@ -33,6 +34,10 @@ Usage:
   gatehouse grants revoke --user EMAIL | --client ID | --grant ID
                                       revoke them (running gateways: within 10 s);
                                       gatehouse grants --help says more
+  gatehouse tools list|diff|approve SERVER [TOOL]
+                                      tools held because their definitions changed
+                                      since approved: see, compare, approve them;
+                                      gatehouse tools --help says more
   gatehouse --version                 print the version and commit
   gatehouse --help                    print this help
 
@@ -287,6 +292,22 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
   return EXIT.ok;
 }
 
+/** `check`: what a changed tool definition meets on each server, and why (issue: tool integrity). */
+function toolChangesLines(config: ResolvedConfig): string[] {
+  const lines: string[] = [];
+  for (const server of config.servers.values()) {
+    if (server.transport === "aggregate") continue;
+    const why = !server.toolChangesDefaulted
+      ? "as configured"
+      : server.toolChanges === "hold"
+      ? "default: its host may be someone else's"
+      : "default: a local or private backend";
+    const pins = server.toolPins ? `, ${Object.keys(server.toolPins).length} pinned` : "";
+    lines.push(`  ${server.name}: toolChanges ${server.toolChanges} (${why}${pins})`);
+  }
+  return lines;
+}
+
 /** For container health checks and scripts: 0 when GET `url` answers 200 within 5 s. */
 async function checkHealth(url: string): Promise<number> {
   try {
@@ -300,7 +321,7 @@ async function checkHealth(url: string): Promise<number> {
   return EXIT.runtime;
 }
 
-/** The storage `grants` works on: the gateway's own, never a new empty one by mistake. */
+/** The storage `grants` and `tools` work on: the gateway's own, never a new empty one by mistake. */
 async function openConfiguredStore(config: ResolvedConfig) {
   const local = config.storage !== ":memory:" && !/^https?:\/\//.test(config.storage);
   if (local) {
@@ -318,6 +339,16 @@ async function openConfiguredStore(config: ResolvedConfig) {
 async function main(args: string[]): Promise<number> {
   if (args[0] === "grants") {
     return await runGrantsCommand(args.slice(1), {
+      loadConfig: load,
+      openStore: openConfiguredStore,
+      clock: systemClock,
+      defaultConfigPath: env("GATEHOUSE_CONFIG") ?? "./config.yaml",
+      out: (line) => console.log(line),
+      err: (line) => console.error(line),
+    });
+  }
+  if (args[0] === "tools") {
+    return await runToolsCommand(args.slice(1), {
       loadConfig: load,
       openStore: openConfiguredStore,
       clock: systemClock,
@@ -357,6 +388,7 @@ async function main(args: string[]): Promise<number> {
         config.servers.size === 1 ? "" : "s"
       }: ${[...config.servers.keys()].join(", ")})`,
     );
+    for (const line of toolChangesLines(config)) console.log(line);
     if (config.warnings.length) {
       console.error(formatIssues(config.warnings, command.configPath, "warning"));
     }

@@ -23,7 +23,9 @@ import { StatelessLinks } from "./mcp/stateless_links.ts";
 import { deriveAesKey } from "./crypto/keys.ts";
 import { createAuthServer, newRevocations, watchRevocations } from "./app_auth_server.ts";
 import { sameConfig } from "./config/compare.ts";
-import { type AuditLog, loggerAudit } from "./observability/audit.ts";
+import { type AuditLog, auditToolChange, loggerAudit } from "./observability/audit.ts";
+import { ToolIntegrity } from "./mcp/tool_integrity.ts";
+import { ToolLedger } from "./mcp/tool_ledger.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { liveChildren } from "./mcp/backends/spawner.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -125,6 +127,20 @@ export async function createGateway(
       owner: config.replicaId ?? instance,
     },
     toolGate: (server, principal) => toolGateFor(policies, server, principal),
+    toolIntegrity: new ToolIntegrity({
+      ledger: new ToolLedger(store, clock),
+      clock,
+      servers: config.servers,
+      logger,
+      onChange: (change) => {
+        metrics.toolChanges.inc({
+          server: change.server,
+          change: change.change,
+          decision: change.decision,
+        });
+        auditToolChange(deps.auditLogger ?? logger, change);
+      },
+    }),
     requestTimeout: (server) => requestTimeoutOf(server, config.limits, config.servers),
     connect: (server, user, connectOptions, resume, principal) => {
       const options = {

@@ -11,7 +11,7 @@ const ROOT = new URL("../", import.meta.url);
 const MAY_IMPORT: Record<string, string[]> = {
   "app.ts": ["*"],
   "app_auth_server.ts": ["*"],
-  "cli": ["config", "core", "oauth", "store"],
+  "cli": ["config", "core", "mcp", "oauth", "store"],
   "http": [
     "config",
     "core",

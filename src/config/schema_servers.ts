@@ -112,6 +112,13 @@ const SERVER_COMMON: Record<string, JsonSchema> = {
         "echo",
       ], true),
       deny: patterns("These tools are hidden from everyone and never called.", ["delete_*"]),
+      pinned: {
+        type: "object",
+        additionalProperties: { type: "string", pattern: "^(sha256:)?[0-9a-fA-F]{64}$" },
+        description:
+          "Not on aggregates (pin on the member). Tool name → SHA-256 of its definition as reviewed offline (the DIGEST column of gatehouse tools list). A tool first seen with this digest is approved; with another digest, or not pinned while others are, it is a change that toolChanges decides on.",
+        examples: [{ search: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" }],
+      },
       rules: {
         type: "array",
         default: [],
@@ -201,6 +208,11 @@ const BACKEND: Record<string, JsonSchema> = {
     true,
   ),
   protocol: { enum: ["auto", "2025-11-25", "2026-07-28"], description: PROTOCOL, default: "auto" },
+  toolChanges: {
+    enum: ["allow", "hold", "refuse"],
+    description:
+      "What a tool whose definition (description, schemas, annotations, …) changed since it was approved, or a new tool, meets. hold: left out of tools/list and its calls refused until an operator runs gatehouse tools approve; refuse: every call of this server refused until then; allow: passes, and the change is recorded. Every change is logged (tool_change) and counted. Default: hold for streamable-http and sse backends whose host is not loopback, a private address or a name without a dot; allow otherwise. gatehouse check shows the value in effect.",
+  },
 };
 
 /** A legacy HTTP+SSE backend speaks 2025-11-25 at most: 2026-07-28 has no event stream. */

@@ -15,7 +15,8 @@ export interface GroupSpelling {
 }
 
 const ACCESS_KEYS = ["emails", "domains", "groups"];
-const TOOLS_KEYS = ["allow", "deny", "rules"];
+/** `pinned` belongs to tool integrity (tool_changes.ts), read beside the policy. */
+const TOOLS_KEYS = ["allow", "deny", "rules", "pinned"];
 const RULE_KEYS = ["tools", "access"];
 /**
  * What a tool pattern may hold: any character a tool name may, plus `*` and `?`. Brackets,

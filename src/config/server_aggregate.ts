@@ -33,6 +33,14 @@ export function parseAggregate(
       );
     }
   }
+  const tools = raw.tools as Dict | undefined;
+  if (raw.toolChanges !== undefined || (tools && typeof tools === "object" && tools.pinned)) {
+    c.fail(
+      [...path, raw.toolChanges !== undefined ? "toolChanges" : "tools"],
+      "toolChanges and tools.pinned are set on the members of an aggregate, not on the aggregate",
+      "set them on each member server: a member's tool changes are held by its own setting",
+    );
+  }
   const delimiter = raw.delimiter === undefined
     ? "."
     : c.string(raw.delimiter, [...path, "delimiter"]) ?? ".";

@@ -8,11 +8,12 @@ import { Secret } from "../core/secret.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import { parseUserToken } from "./user_token.ts";
+import { parseToolChanges, parseToolPins } from "./tool_changes.ts";
 import type { BackendProtocol, HttpServerConfig, StdioServerConfig } from "./types.ts";
 
 /** Set on servers whose backend acts as the person; never on aggregates. */
 export const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
-const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots", "protocol"];
+const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots", "protocol", "toolChanges"];
 /** The keys a stdio server has besides those every server has. */
 export const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd"];
 /** The keys an HTTP server has besides those every server has. */
@@ -35,12 +36,19 @@ type Common = Pick<
 >;
 type BackendCommon = Pick<
   StdioServerConfig,
-  keyof Common | "forwardRoots" | "protocol" | "secretValues"
+  | keyof Common
+  | "forwardRoots"
+  | "protocol"
+  | "secretValues"
+  | "toolChanges"
+  | "toolChangesDefaulted"
+  | "toolPins"
 >;
 
 /**
- * What stdio and HTTP servers share: roots forwarding, the revision spoken to the backend, and
- * the secrets among their values.
+ * What stdio and HTTP servers share: roots forwarding, the revision spoken to the backend, the
+ * secrets among their values, and what a changed tool definition meets (`toolChanges`,
+ * `tools.pinned`).
  */
 export function parseBackendCommon(
   c: Checker,
@@ -49,12 +57,19 @@ export function parseBackendCommon(
   common: Common,
   substitutions: Substitution[],
 ): BackendCommon {
-  return {
+  const backend: BackendCommon = {
     ...common,
     forwardRoots: c.boolean(raw.forwardRoots, [...path, "forwardRoots"], true),
     protocol: parseProtocol(c, raw.protocol, [...path, "protocol"], raw.transport),
     secretValues: substitutedSecrets(substitutions, path),
+    ...parseToolChanges(c, raw.toolChanges, [...path, "toolChanges"], raw.transport, raw.url),
   };
+  const tools = raw.tools as Dict | undefined;
+  const pins = typeof tools === "object" && tools !== null
+    ? parseToolPins(c, tools.pinned, [...path, "tools", "pinned"])
+    : undefined;
+  // Left out when not given, so that a server without them compares equal to before.
+  return pins ? { ...backend, toolPins: pins } : backend;
 }
 
 /**

@@ -211,8 +211,25 @@ export type UserTokenConfig = ManualUserToken | OAuthUserToken | McpUserToken;
  */
 export type BackendProtocol = "auto" | "2025-11-25" | "2026-07-28";
 
+/**
+ * What the gateway does with a tool whose definition changed since it was approved, or that is
+ * new: `allow` passes it (and records the change), `hold` leaves it out of tools/list and
+ * refuses its calls until an operator approves it, `refuse` also stops every call of the
+ * server until then.
+ */
+export type ToolChanges = "allow" | "hold" | "refuse";
+
 /** What every server with a backend of its own (not an aggregate) has. */
 interface BackendCommon extends ServerCommon {
+  /** `toolChanges:`, or its default (hold for a remote HTTP host, allow otherwise). */
+  toolChanges: ToolChanges;
+  /** True when `toolChanges` is the default, so `check` can say why it is what it is. */
+  toolChangesDefaulted: boolean;
+  /**
+   * `tools.pinned:`: tool name → SHA-256 of its approved definition, reviewed offline. With
+   * pins, a tool first seen with another digest, or without a pin, is a change to approve.
+   */
+  toolPins?: Record<string, string>;
   /** The revision the backend speaks; `auto` unless said (never 2026-07-28 over `sse`). */
   protocol: BackendProtocol;
   /**

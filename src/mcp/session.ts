@@ -30,6 +30,7 @@ import { Handshake, type Settled } from "./session_handshake.ts";
 import { type PendingRequest, PendingRequests } from "./session_requests.ts";
 import type { ToolGate } from "../core/tool_gate.ts";
 import { toolRefusal, visibleTools } from "./tool_gate.ts";
+import type { SessionTools } from "./session_tools.ts";
 
 /** Where the session sends what the backend says. Implemented by each front transport. */
 export interface ClientChannel {
@@ -57,6 +58,8 @@ export interface SessionOptions {
   resumed?: Settled;
   /** Which tools the caller may see and call; absent: all (tool_gate.ts). */
   toolGate?: ToolGate;
+  /** Tool integrity: lists held against the approved definitions, calls of held tools refused. */
+  tools?: SessionTools;
   /**
    * Told once the backend has accepted initialize; the client gets the answer (and with it the
    * session id) only when what this returns has settled, so the session is known everywhere
@@ -190,6 +193,18 @@ export class Session {
     }
     if (request.method === "initialize") this.#handshake.requested(request);
     if (this.#toolRefused(request)) return;
+    if (request.method === "tools/call" && this.#options.tools) {
+      const held = this.#options.tools.callRefusal(request.id, request.params?.name);
+      const refusal = held instanceof Promise ? await held : held;
+      if (refusal) {
+        this.#pending.refused(request);
+        this.#channel?.deliver(refusal, request.id);
+        return;
+      }
+      if (this.#closed) {
+        return this.#reply(request.id, RpcErrorCode.backendError, "the session has ended");
+      }
+    }
     const { trace } = this.#pending.add(request, from);
     try {
       // Traced: the request goes with the backend span in its _meta (request_trace.ts).
@@ -263,9 +278,8 @@ export class Session {
         void this.close("the backend refused to initialize");
         return;
       }
-      const gate = this.#options.toolGate;
-      if (gate && pending.method === "tools/list" && response.result) {
-        message = visibleTools(response, gate) as JSONRPCMessage;
+      if (pending.method === "tools/list" && response.result) {
+        return this.#deliverTools(response);
       }
       const ready = pending.method === "initialize" ? this.#initialized(response) : undefined;
       if (ready) void ready.then(() => this.#channel?.deliver(message, response.id));
@@ -274,11 +288,30 @@ export class Session {
     }
     let related: RequestId | undefined;
     if (
+      classified.kind === "notification" &&
+      classified.message.method === "notifications/tools/list_changed"
+    ) this.#options.tools?.listChanged();
+    if (
       classified.kind === "notification" && classified.message.method === "notifications/progress"
     ) {
       related = this.#pending.progressed(classified.message.params?.progressToken);
     }
     this.#channel?.deliver(message, related);
+  }
+
+  /**
+   * A tools/list answer: held against the approved definitions (tool integrity), then only
+   * what the caller may use (the tool gate).
+   */
+  #deliverTools(response: RpcResponse): void {
+    const gate = this.#options.toolGate;
+    const deliver = (checked: RpcResponse) => {
+      const shown = gate && checked.result ? visibleTools(checked, gate) : checked;
+      this.#channel?.deliver(shown as JSONRPCMessage, response.id);
+    };
+    const tools = this.#options.tools;
+    if (!tools) return deliver(response);
+    void tools.reviewList(response).then(deliver);
   }
 
   /** The backend accepted initialize; the client's answer waits for what this returns. */

@@ -15,6 +15,8 @@ import type { Backend, BackendOptions, ResumeBackend } from "./backends/connect.
 import type { PlaceholderValues } from "./backends/placeholders.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import type { ToolGate } from "../core/tool_gate.ts";
+import type { ToolIntegrity } from "./tool_integrity.ts";
+import { SessionTools } from "./session_tools.ts";
 import type { Continuation } from "./shared_sessions.ts";
 
 /** What sessions are made with (a reload may change all but the clock and the deadlines). */
@@ -34,6 +36,8 @@ export interface SessionSettings {
   requestTimeout?(server: ServerConfig): RequestTimeout;
   /** Which tools `principal` may see and call on `server`; undefined: all. */
   toolGate?(server: ServerConfig, principal: Principal): ToolGate | undefined;
+  /** Tool integrity (tool_integrity.ts): approved definitions, changes held. */
+  toolIntegrity?: ToolIntegrity;
   /**
    * Makes the backend connection for a session (one backend, or an aggregate's members).
    * Throws `CredentialRequiredError` when the backend needs a credential the person lacks.
@@ -97,6 +101,7 @@ export class SessionFactory {
       deadlines: settings.deadlines,
       audit: settings.audit,
       toolGate: settings.toolGate?.(server, principal),
+      ...(settings.toolIntegrity && { tools: new SessionTools(settings.toolIntegrity, server) }),
       resumed: from && {
         protocolVersion: from.backend.protocolVersion,
         clientCapabilities: from.clientCapabilities,

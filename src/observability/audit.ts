@@ -50,3 +50,25 @@ export function loggerAudit(logger: Logger, withArguments: boolean): AuditLog {
     record: (event) => logger.info("audit", event as unknown as Record<string, unknown>),
   };
 }
+
+/**
+ * A tool whose definition changed or is new (tool integrity): which server (an aggregate's
+ * member) and tool, what was decided (`hold`, `refuse`, or `allow`: passed), the digests, and
+ * a short field-level description of the change. Logged as an "audit" line with
+ * `event: "tool_change"`.
+ */
+export interface ToolChangeAudit {
+  server: string;
+  tool: string;
+  change: "new" | "changed";
+  decision: "allow" | "hold" | "refuse";
+  digest: string;
+  previousDigest?: string;
+  changes: string[];
+  /** The aggregate it was seen through, and its name there. */
+  via?: { server: string; name: string };
+}
+
+export function auditToolChange(logger: Logger, change: ToolChangeAudit): void {
+  logger.warn("audit", { event: "tool_change", ...change });
+}

@@ -189,6 +189,10 @@ export class GatewayMetrics {
     "gatehouse_connection_timeouts_total",
     "Client connections closed by a connections: time limit (header, body, idle, send).",
   );
+  readonly toolChanges = this.registry.counter(
+    "gatehouse_tool_changes_total",
+    "Tool definitions found changed or new since approved, by server (an aggregate's member), change (new, changed) and decision (allow, hold, refuse).",
+  );
   readonly rateLimited = this.registry.counter(
     "gatehouse_rate_limited_total",
     "Requests refused by a rate limit, by limit.",

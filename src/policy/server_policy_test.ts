@@ -21,6 +21,8 @@ function server(policy: Pick<ServerConfig, "access" | "tools">, name = "files"):
     protocol: "auto",
     forwardRoots: true,
     secretValues: [],
+    toolChanges: "allow",
+    toolChangesDefaulted: true,
     ...policy,
   };
 }

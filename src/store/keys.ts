@@ -108,6 +108,14 @@ export const KEYS = {
    */
   upstreamClient: (issuer: string, redirectUri: string) =>
     boundedKey(["credentials", "upstream-client", issuer, redirectUri]),
+  /**
+   * A tool's definition as approved, and a change to it waiting for an operator (tool
+   * integrity), by server (an aggregate's member: the member's own name) and tool; listed per
+   * server and all together by `gatehouse tools`.
+   */
+  toolDefinition: (server: string, tool: string) => prefixKey(["mcp", "tool", server, tool]),
+  toolDefinitionsOf: (server: string) => prefixKey(["mcp", "tool", server]),
+  toolDefinitions: ["mcp", "tool"] as const,
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
   serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;

@@ -49,6 +49,8 @@ function server(url: string, headers: Record<string, string> = {}): HttpServerCo
     protocol: "2025-11-25",
     forwardRoots: true,
     secretValues: [],
+    toolChanges: "allow",
+    toolChangesDefaulted: true,
     transport: "streamable-http",
     url,
     headers,

@@ -152,6 +152,8 @@ const server = (name: string, url: string): BackendServerConfig => ({
   forwardRoots: true,
   protocol: "auto",
   secretValues: [],
+  toolChanges: "allow",
+  toolChangesDefaulted: true,
   transport: "streamable-http",
   url,
   headers: {},

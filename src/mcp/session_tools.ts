@@ -1,0 +1,144 @@
+/**
+ * One session's side of tool integrity (tool_integrity.ts): its tools/list answers are held
+ * against the approved definitions before the client sees them, and each tools/call is checked
+ * against what this session was shown. A tool the session listed is judged by the digest it was
+ * listed with; one it never listed (a client that cached a list elsewhere) by what the ledger
+ * knows of it, so a change any session or replica saw holds it here too.
+ */
+import type { ServerConfig } from "../config/types.ts";
+import type { JSONRPCMessage } from "../sdk.ts";
+import { errorResponse, type RequestId, RpcErrorCode, type RpcResponse } from "./jsonrpc.ts";
+import { ModernErrorCode } from "./protocol_versions.ts";
+import {
+  type KnownTool,
+  listedTools,
+  type ToolIntegrity,
+  type ToolOwner,
+} from "./tool_integrity.ts";
+import { isObject } from "./translate/json_shape.ts";
+
+/** Names a session was shown, with the digest each was shown with; bounded like the list. */
+const MAX_REMEMBERED = 10_000;
+
+type Maybe<T> = T | Promise<T>;
+
+export class SessionTools {
+  /** Client-side name → the digest the session was shown it with. */
+  readonly #shown = new Map<string, string>();
+
+  constructor(private readonly integrity: ToolIntegrity, private readonly server: ServerConfig) {}
+
+  /** The server announced a new list: what this session was shown no longer says what it has. */
+  listChanged(): void {
+    this.#shown.clear();
+  }
+
+  /**
+   * `response` to tools/list without the tools held, and with a cache lifetime of 0 when any
+   * is (a 2026 client would otherwise keep the list without them until its `ttlMs` ran out).
+   * If the ledger cannot be read, the client gets an error rather than unchecked tools.
+   */
+  async reviewList(response: RpcResponse): Promise<RpcResponse> {
+    const tools = listedTools(response.result);
+    if (!tools) return response;
+    try {
+      const verdicts = await Promise.all(tools.map(async (tool) => {
+        if (!isObject(tool) || typeof tool.name !== "string") return true;
+        const review = await this.integrity.review(this.server, tool.name, tool);
+        if (!review) return true;
+        if (this.#shown.size < MAX_REMEMBERED) this.#shown.set(tool.name, review.digest);
+        return review.approved;
+      }));
+      if (verdicts.every(Boolean)) return response;
+      const result = { ...response.result!, tools: tools.filter((_, i) => verdicts[i]) };
+      if ("ttlMs" in result) result.ttlMs = 0;
+      return { ...response, result };
+    } catch (error) {
+      this.integrity.options.logger.error("could not check tool definitions", { error });
+      return errorResponse(
+        response.id,
+        RpcErrorCode.internalError,
+        "the gateway could not check this server's tool definitions against the approved ones (its storage failed); try again",
+      ) as RpcResponse;
+    }
+  }
+
+  /** The refusal of a tools/call of `name`, or undefined when it may go to the server. */
+  callRefusal(id: RequestId, name: unknown): Maybe<JSONRPCMessage | undefined> {
+    if (typeof name !== "string") return undefined;
+    const owner = this.integrity.ownerOf(this.server, name);
+    if (!owner || owner.server.toolChanges === "allow") return undefined;
+    const known = this.integrity.knownNow(owner.server.name);
+    return known instanceof Promise
+      ? known.then((state) => this.#judge(id, name, owner, state.tools))
+      : this.#judge(id, name, owner, known.tools);
+  }
+
+  #judge(
+    id: RequestId,
+    name: string,
+    owner: ToolOwner,
+    tools: Map<string, KnownTool>,
+  ): Maybe<JSONRPCMessage | undefined> {
+    if (owner.server.toolChanges === "refuse") {
+      const held = [...tools].filter(([, known]) => known.held);
+      if (held.length) return serverRefusal(id, owner, held);
+    }
+    const shown = this.#shown.get(name);
+    const known = tools.get(owner.tool);
+    if (shown === undefined ? !known?.held : known?.approved === shown) return undefined;
+    // Refused on what this replica read up to FRESH_MS ago: read the record again first, so a
+    // call right after an approval is not refused on old news.
+    return this.integrity.reread(owner.server.name, owner.tool).then((now) => {
+      const passes = shown === undefined ? !now?.held : now?.approved === shown;
+      return passes ? undefined : toolRefusal(id, name, owner, now);
+    });
+  }
+}
+
+/** The answer to a call of a held tool: what changed, and what an operator runs. */
+function toolRefusal(
+  id: RequestId,
+  name: string,
+  owner: ToolOwner,
+  known: KnownTool | undefined,
+): JSONRPCMessage {
+  const server = owner.server.name;
+  const tool = JSON.stringify(owner.tool.slice(0, 200));
+  const what = known?.approved ? "changed its definition since it was approved" : "is new";
+  const changes = known?.changes?.slice(0, 3).join("; ");
+  return errorResponse(
+    id,
+    ModernErrorCode.invalidParams,
+    `the tool ${
+      JSON.stringify(name.slice(0, 200))
+    } is held by the gateway: on the server "${server}" it ${what}${
+      changes ? ` (${changes})` : ""
+    }; it is not served until an operator reviews it (gatehouse tools diff ${server} ${tool}) and approves it (gatehouse tools approve ${server} ${tool})`,
+    {
+      reason: "tool_change_held",
+      server,
+      tool: owner.tool,
+      change: known?.approved ? "changed" : "new",
+      ...(known?.changes && { changes: known.changes }),
+    },
+  );
+}
+
+/** The answer to any call of a server with `toolChanges: refuse` while a change waits. */
+function serverRefusal(
+  id: RequestId,
+  owner: ToolOwner,
+  held: [string, KnownTool][],
+): JSONRPCMessage {
+  const server = owner.server.name;
+  const names = held.slice(0, 5).map(([tool]) => JSON.stringify(tool.slice(0, 100))).join(", ");
+  return errorResponse(
+    id,
+    ModernErrorCode.invalidParams,
+    `the server "${server}" changed the definitions of tools (${names}${
+      held.length > 5 ? ", …" : ""
+    }) since they were approved, and its calls are refused until an operator reviews the changes (gatehouse tools diff ${server}) and approves them (gatehouse tools approve ${server})`,
+    { reason: "tool_change_refused", server, tools: held.map(([tool]) => tool).slice(0, 50) },
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * Tool integrity: a server may not change what a tool says behind the operators' backs. Every
+ * tools/list answer that passes a session (either revision, every lane, each page, each refetch
+ * after `list_changed`) is held against the definitions approved in the shared ledger
+ * (tool_ledger.ts); what changed or is new follows its server's `toolChanges` (an aggregate's
+ * tool: its member's): `allow` passes and records it, `hold` leaves the tool out of the list and
+ * refuses its calls, `refuse` refuses every call of that server, until `gatehouse tools approve`.
+ * A held tool is never replaced by its old definition: the server may no longer do what that
+ * one says. This file is the gateway's side (one per configuration, with a short-lived copy of
+ * what it last read per server); `SessionTools` is one session's side.
+ */
+import type { BackendServerConfig, ServerConfig } from "../config/types.ts";
+import type { Clock } from "../core/clock.ts";
+import type { ServerName } from "../core/ids.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { RecordedChange, ToolLedger, ToolRecord, ToolRules } from "./tool_ledger.ts";
+import { definitionOf, digestOf } from "./tool_definitions.ts";
+import { isObject, type Json } from "./translate/json_shape.ts";
+
+/** How long a replica trusts what it last read of a server's tools before reading again. */
+export const FRESH_MS = 2_000;
+
+/** A change recorded, for the audit line and the metric. */
+export interface ToolChangeReport extends RecordedChange {
+  /** The server whose tool it is (an aggregate's member: the member). */
+  server: string;
+  tool: string;
+  /** The aggregate it was seen through, if any, and the name it has there. */
+  via?: { server: string; name: string };
+}
+
+export interface ToolIntegrityOptions {
+  ledger: ToolLedger;
+  clock: Clock;
+  servers: ReadonlyMap<ServerName, ServerConfig>;
+  logger: Logger;
+  onChange(report: ToolChangeReport): void;
+}
+
+/** Whose tool a name is: the server that defines it, under its own name there. */
+export interface ToolOwner {
+  server: BackendServerConfig;
+  tool: string;
+}
+
+/** What this replica last read of one tool's record. */
+export interface KnownTool {
+  approved?: string;
+  held?: string;
+  changes?: string[];
+}
+
+interface ServerTools {
+  readAt: number;
+  tools: Map<string, KnownTool>;
+}
+
+export class ToolIntegrity {
+  readonly #servers = new Map<string, ServerTools>();
+  readonly #loading = new Map<string, Promise<ServerTools>>();
+
+  constructor(readonly options: ToolIntegrityOptions) {}
+
+  /** The owner of the tool `name` as a client of `server` sees it; undefined: not attributable. */
+  ownerOf(server: ServerConfig, name: string): ToolOwner | undefined {
+    if (server.transport !== "aggregate") return { server, tool: name };
+    let best: ToolOwner | undefined;
+    let longest = -1;
+    for (const member of server.members) {
+      const prefix = `${member}${server.delimiter}`;
+      const config = this.options.servers.get(member);
+      if (!config || config.transport === "aggregate") continue;
+      if (name.startsWith(prefix) && prefix.length > longest) {
+        longest = prefix.length;
+        best = { server: config, tool: name.slice(prefix.length) };
+      }
+    }
+    return best;
+  }
+
+  /** What this replica knows of `server`'s tools, read again when older than FRESH_MS. */
+  knownNow(server: string): ServerTools | Promise<ServerTools> {
+    const cached = this.#servers.get(server);
+    if (cached && this.options.clock.now() - cached.readAt < FRESH_MS) return cached;
+    return this.#load(server);
+  }
+
+  #load(server: string): Promise<ServerTools> {
+    const loading = this.#loading.get(server);
+    if (loading) return loading;
+    const readAt = this.options.clock.now();
+    const load = this.options.ledger.records(server).then((records) => {
+      const state = { readAt, tools: new Map(records.map((r) => [r.tool, knownOf(r)])) };
+      this.#servers.set(server, state);
+      return state;
+    }).finally(() => this.#loading.delete(server));
+    this.#loading.set(server, load);
+    return load;
+  }
+
+  /** Reads one tool's record again (before refusing a call on what may be old news). */
+  async reread(server: string, tool: string): Promise<KnownTool | undefined> {
+    const record = await this.options.ledger.record(server, tool);
+    const known = record && knownOf(record);
+    const state = this.#servers.get(server);
+    if (state) {
+      if (known) state.tools.set(tool, known);
+      else state.tools.delete(tool);
+    }
+    return known;
+  }
+
+  /**
+   * Holds `tool` (a tools/list entry named `name` on `server`'s client side) against the ledger:
+   * returns its owner and digest, and whether it may be served.
+   */
+  async review(
+    server: ServerConfig,
+    name: string,
+    tool: Json,
+  ): Promise<{ owner: ToolOwner; digest: string; approved: boolean } | undefined> {
+    const owner = this.ownerOf(server, name);
+    if (!owner) return undefined;
+    const definition = definitionOf(tool, owner.tool);
+    const digest = digestOf(definition);
+    const state = await this.knownNow(owner.server.name);
+    const known = state.tools.get(owner.tool);
+    if (known?.approved === digest && !known.held) return { owner, digest, approved: true };
+    const observed = await this.options.ledger.observe(
+      owner.server.name,
+      owner.tool,
+      definition,
+      digest,
+      rulesOf(owner.server),
+    );
+    state.tools.set(owner.tool, knownOf(observed.record));
+    if (observed.recorded) {
+      this.options.onChange({
+        ...observed.recorded,
+        server: owner.server.name,
+        tool: owner.tool,
+        ...(server.transport === "aggregate" && { via: { server: server.name, name } }),
+      });
+    }
+    return { owner, digest, approved: observed.approved };
+  }
+}
+
+export function rulesOf(server: BackendServerConfig): ToolRules {
+  return { mode: server.toolChanges, ...(server.toolPins && { pins: server.toolPins }) };
+}
+
+function knownOf(record: ToolRecord): KnownTool {
+  return {
+    ...(record.approved && { approved: record.approved.digest }),
+    ...(record.held && { held: record.held.digest, changes: record.held.changes }),
+  };
+}
+
+/** The tools of a tools/list result, when it has them. */
+export function listedTools(result: unknown): unknown[] | undefined {
+  return isObject(result) && Array.isArray(result.tools) ? result.tools : undefined;
+}
