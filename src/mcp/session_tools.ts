@@ -12,6 +12,7 @@ import { ModernErrorCode } from "./protocol_versions.ts";
 import {
   type KnownTool,
   listedTools,
+  type ListReview,
   type ToolIntegrity,
   type ToolOwner,
 } from "./tool_integrity.ts";
@@ -42,9 +43,10 @@ export class SessionTools {
     const tools = listedTools(response.result);
     if (!tools) return response;
     try {
+      const list: ListReview = new Map();
       const verdicts = await Promise.all(tools.map(async (tool) => {
         if (!isObject(tool) || typeof tool.name !== "string") return true;
-        const review = await this.integrity.review(this.server, tool.name, tool);
+        const review = await this.integrity.review(this.server, tool.name, tool, list);
         if (!review) return true;
         if (this.#shown.size < MAX_REMEMBERED) this.#shown.set(tool.name, review.digest);
         return review.approved;
@@ -80,9 +82,14 @@ export class SessionTools {
     owner: ToolOwner,
     tools: Map<string, KnownTool>,
   ): Maybe<JSONRPCMessage | undefined> {
-    if (owner.server.toolChanges === "refuse") {
-      const held = [...tools].filter(([, known]) => known.held);
-      if (held.length) return serverRefusal(id, owner, held);
+    if (owner.server.toolChanges === "refuse" && heldOf(tools).length) {
+      // As below: read again before refusing, in case an operator approved meanwhile.
+      return this.integrity.reload(owner.server.name).then((state) => {
+        const held = heldOf(state.tools);
+        return held.length
+          ? serverRefusal(id, owner, held)
+          : this.#judge(id, name, owner, state.tools);
+      });
     }
     const shown = this.#shown.get(name);
     const known = tools.get(owner.tool);
@@ -94,6 +101,10 @@ export class SessionTools {
       return passes ? undefined : toolRefusal(id, name, owner, now);
     });
   }
+}
+
+function heldOf(tools: Map<string, KnownTool>): [string, KnownTool][] {
+  return [...tools].filter(([, known]) => known.held);
 }
 
 /** The answer to a call of a held tool: what changed, and what an operator runs. */

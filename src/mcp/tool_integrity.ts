@@ -53,7 +53,15 @@ export interface KnownTool {
 interface ServerTools {
   readAt: number;
   tools: Map<string, KnownTool>;
+  /** Whether a list of the server was seen before (tool_ledger.ts `claimFirstSight`). */
+  seen: boolean;
 }
+
+/**
+ * One tools/list answer under review: whether it is the first list of each server ever seen
+ * (then its tools are approved on first use), asked once per server and answer.
+ */
+export type ListReview = Map<string, Promise<boolean>>;
 
 export class ToolIntegrity {
   readonly #servers = new Map<string, ServerTools>();
@@ -85,15 +93,24 @@ export class ToolIntegrity {
     return this.#load(server);
   }
 
+  /** What the ledger says of `server`'s tools now (before refusing a call on old news). */
+  reload(server: string): Promise<ServerTools> {
+    return this.#load(server);
+  }
+
   #load(server: string): Promise<ServerTools> {
     const loading = this.#loading.get(server);
     if (loading) return loading;
     const readAt = this.options.clock.now();
-    const load = this.options.ledger.records(server).then((records) => {
-      const state = { readAt, tools: new Map(records.map((r) => [r.tool, knownOf(r)])) };
-      this.#servers.set(server, state);
-      return state;
-    }).finally(() => this.#loading.delete(server));
+    const { ledger } = this.options;
+    const load = Promise.all([ledger.records(server), ledger.seen(server)]).then(
+      ([records, seen]) => {
+        const tools = new Map(records.map((r) => [r.tool, knownOf(r)]));
+        const state = { readAt, tools, seen: seen || records.length > 0 };
+        this.#servers.set(server, state);
+        return state;
+      },
+    ).finally(() => this.#loading.delete(server));
     this.#loading.set(server, load);
     return load;
   }
@@ -118,6 +135,7 @@ export class ToolIntegrity {
     server: ServerConfig,
     name: string,
     tool: Json,
+    list: ListReview,
   ): Promise<{ owner: ToolOwner; digest: string; approved: boolean } | undefined> {
     const owner = this.ownerOf(server, name);
     if (!owner) return undefined;
@@ -131,7 +149,7 @@ export class ToolIntegrity {
       owner.tool,
       definition,
       digest,
-      rulesOf(owner.server),
+      { ...rulesOf(owner.server), firstSight: await this.#firstSight(owner, state, list) },
     );
     state.tools.set(owner.tool, knownOf(observed.record));
     if (observed.recorded) {
@@ -143,6 +161,18 @@ export class ToolIntegrity {
       });
     }
     return { owner, digest, approved: observed.approved };
+  }
+
+  /** Whether `list` is the first list of `owner`'s server anyone saw (claimed once per list). */
+  #firstSight(owner: ToolOwner, state: ServerTools, list: ListReview): Promise<boolean> {
+    if (state.seen && !list.has(owner.server.name)) return Promise.resolve(false);
+    let claim = list.get(owner.server.name);
+    if (!claim) {
+      claim = this.options.ledger.claimFirstSight(owner.server.name);
+      list.set(owner.server.name, claim);
+      state.seen = true;
+    }
+    return claim;
   }
 }
 

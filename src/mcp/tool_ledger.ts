@@ -62,6 +62,11 @@ export interface ToolRules {
   mode: ToolChanges;
   /** The server's `tools.pinned`, if any. */
   pins?: Record<string, string>;
+  /**
+   * This is the first list of the server anyone has seen (`claimFirstSight`): its tools are
+   * approved on first use. Later, a tool without a record is new.
+   */
+  firstSight?: boolean;
 }
 
 const MAX_ATTEMPTS = 8;
@@ -76,6 +81,21 @@ export class ToolLedger {
     return entries.flatMap((entry) =>
       entry.value && (server === undefined || entry.value.server === server) ? [entry.value] : []
     );
+  }
+
+  /** Whether any list of `server` was seen before. */
+  async seen(server: string): Promise<boolean> {
+    return (await this.store.get(KEYS.toolServerSeen(server))) !== undefined;
+  }
+
+  /**
+   * Marks `server` as seen; true for the one caller that marked it, whose list is then the one
+   * approved on first use.
+   */
+  async claimFirstSight(server: string): Promise<boolean> {
+    const mark = { server, at: this.clock.now() };
+    // The storage hands back the very value written when this call wrote it.
+    return await this.store.setIfAbsent(KEYS.toolServerSeen(server), mark) === mark;
   }
 
   async record(server: string, tool: string): Promise<ToolRecord | undefined> {
@@ -168,7 +188,9 @@ function decide(
   }
   const pin = rules.pins?.[record.tool];
   if (pin === digest) return { approved: true, record: approve("pin") };
-  if (!record.approved && !rules.pins) return { approved: true, record: approve("first use") };
+  if (!record.approved && !rules.pins && rules.firstSight) {
+    return { approved: true, record: approve("first use") };
+  }
   const recorded: RecordedChange = {
     change: record.approved ? "changed" : "new",
     decision: rules.mode,
@@ -176,7 +198,7 @@ function decide(
     ...(record.approved && { previousDigest: record.approved.digest }),
     changes: record.approved
       ? describeChanges(record.approved.definition, kept)
-      : [pin ? "first seen with another digest than its pin" : "new tool, not among the pins"],
+      : [newToolText(pin, rules.pins)],
   };
   if (rules.mode === "allow") {
     return { approved: true, record: approve("toolChanges: allow"), recorded };
@@ -190,4 +212,10 @@ function decide(
     },
     recorded,
   };
+}
+
+function newToolText(pin: string | undefined, pins: Record<string, string> | undefined): string {
+  if (pin) return "first seen with another digest than its pin";
+  if (pins) return "new tool, not among the pins";
+  return "new tool (not listed when the server was first seen)";
 }

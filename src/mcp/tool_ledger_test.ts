@@ -5,6 +5,8 @@ import { ToolLedger, type ToolRules } from "./tool_ledger.ts";
 import { definitionOf, describeChanges, digestOf } from "./tool_definitions.ts";
 
 const HOLD: ToolRules = { mode: "hold" };
+/** The first list of a server anyone saw: approved on first use. */
+const FIRST: ToolRules = { mode: "hold", firstSight: true };
 const search = (description: string, extra: Record<string, unknown> = {}) =>
   definitionOf({
     name: "search",
@@ -44,7 +46,7 @@ Deno.test("ToolLedger.observe() approves on first use, holds a change once, appr
   try {
     const ledger = new ToolLedger(store, systemClock);
     const first = search("Searches the docs");
-    const seen = await ledger.observe("vendor", "search", first, digestOf(first), HOLD);
+    const seen = await ledger.observe("vendor", "search", first, digestOf(first), FIRST);
     assert.equal(seen.approved, true);
     assert.equal(seen.recorded, undefined, "first sight is no change");
     assert.equal(seen.record.approved?.by, "first use");
@@ -76,7 +78,7 @@ Deno.test("ToolLedger.observe() under allow records the change and serves it; a 
     const ledger = new ToolLedger(store, systemClock);
     const first = search("one");
     const second = search("two");
-    await ledger.observe("s", "search", first, digestOf(first), HOLD);
+    await ledger.observe("s", "search", first, digestOf(first), FIRST);
     const allowed = await ledger.observe("s", "search", second, digestOf(second), {
       mode: "allow",
     });
@@ -113,6 +115,22 @@ Deno.test("ToolLedger.observe() with pins approves a pinned digest and holds the
   }
 });
 
+Deno.test("ToolLedger.observe() holds a tool first seen after the server's first list as new", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    const ledger = new ToolLedger(store, systemClock);
+    assert.equal(await ledger.claimFirstSight("s"), true);
+    assert.equal(await ledger.claimFirstSight("s"), false, "claimed once");
+    assert.equal(await ledger.seen("s"), true);
+    const later = search("added later");
+    const held = await ledger.observe("s", "search", later, digestOf(later), HOLD);
+    assert.equal(held.approved, false);
+    assert.equal(held.recorded?.change, "new");
+  } finally {
+    store.close();
+  }
+});
+
 Deno.test("two ledgers on one storage file record one change once between them", async () => {
   const dir = await Deno.makeTempDir();
   const one = await openKvStore(`${dir}/kv`);
@@ -121,7 +139,7 @@ Deno.test("two ledgers on one storage file record one change once between them",
     const a = new ToolLedger(one, systemClock);
     const b = new ToolLedger(two, systemClock);
     const first = search("one");
-    await a.observe("s", "search", first, digestOf(first), HOLD);
+    await a.observe("s", "search", first, digestOf(first), FIRST);
     const changed = search("two");
     const results = await Promise.all(
       [a, b, a, b].map((ledger) => ledger.observe("s", "search", changed, digestOf(changed), HOLD)),

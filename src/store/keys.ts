@@ -116,6 +116,8 @@ export const KEYS = {
   toolDefinition: (server: string, tool: string) => prefixKey(["mcp", "tool", server, tool]),
   toolDefinitionsOf: (server: string) => prefixKey(["mcp", "tool", server]),
   toolDefinitions: ["mcp", "tool"] as const,
+  /** Set when a server's tools are first seen: a tool without a record after that is new. */
+  toolServerSeen: (server: string) => prefixKey(["mcp", "tool-server", server]),
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
   serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;
