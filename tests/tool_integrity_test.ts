@@ -18,6 +18,8 @@ import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { ToolListChangedNotificationSchema } from "./fixtures/sdk.ts";
 import { within } from "./fixtures/waits.ts";
+import { testClock } from "./fixtures/clock.ts";
+import { FRESH_MS } from "../src/mcp/tool_integrity.ts";
 
 const TOKEN = "integrity-token-0123456789abcdef";
 const VERSION = "2026-07-28";
@@ -216,7 +218,8 @@ Deno.test("two gateways on one storage agree; an unchanged restart of the server
     let fixture = await startChangingTools(TOOLS);
     const yaml = config(fixture, storage);
     const stores: Store[] = [await openKvStore(storage), await openKvStore(storage)];
-    const one = await startGateway(yaml, {}, { store: stores[0] });
+    const clock = testClock();
+    const one = await startGateway(yaml, {}, { store: stores[0], clock });
     const two = await startGateway(yaml, {}, { store: stores[1] });
     try {
       assert.deepEqual(await listed(one), await listed(two));
@@ -231,7 +234,18 @@ Deno.test("two gateways on one storage agree; an unchanged restart of the server
       assert.deepEqual(Object.keys(await again(one)).sort(), ["echo", "search"]);
       assert.deepEqual(toolChanges(one, two), [], "the same definitions: nothing changed");
 
+      // A session of the first gateway that listed before the change and does not list again.
+      const early = await connectClient(one.url, "vendor", "streamable", TOKEN);
+      await early.listTools();
       fixture.change("search", { description: PULLED });
+      assert.deepEqual(Object.keys(await listed(two)), ["echo"], "seen by the second gateway");
+      // The first holds what the storage says once its copy is older than 2 s (tool_integrity.ts).
+      clock.advance(FRESH_MS);
+      const refused = await early.callTool({ name: "search", arguments: {} })
+        .then(() => undefined, (error: Error & { data?: { reason?: string } }) => error);
+      assert.equal(refused?.data?.reason, "tool_change_held");
+      await early.close();
+      assert.deepEqual(fixture.calls, []);
       const [seenByOne, seenByTwo] = await Promise.all([listed(one), listed(two)]);
       assert.deepEqual(Object.keys(seenByOne), ["echo"]);
       assert.deepEqual(Object.keys(seenByTwo), ["echo"]);

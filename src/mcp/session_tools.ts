@@ -1,9 +1,9 @@
 /**
  * One session's side of tool integrity (tool_integrity.ts): its tools/list answers are held
  * against the approved definitions before the client sees them, and each tools/call is checked
- * against what this session was shown. A tool the session listed is judged by the digest it was
- * listed with; one it never listed (a client that cached a list elsewhere) by what the ledger
- * knows of it, so a change any session or replica saw holds it here too.
+ * against what this session was shown and what the ledger knows: a change any session or replica
+ * saw holds the tool here too, and a tool this session was shown in a definition not approved
+ * (held when it listed) stays refused until that definition is approved.
  */
 import type { ServerConfig } from "../config/types.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
@@ -92,15 +92,22 @@ export class SessionTools {
       });
     }
     const shown = this.#shown.get(name);
-    const known = tools.get(owner.tool);
-    if (shown === undefined ? !known?.held : known?.approved === shown) return undefined;
+    if (passes(tools.get(owner.tool), shown)) return undefined;
     // Refused on what this replica read up to FRESH_MS ago: read the record again first, so a
     // call right after an approval is not refused on old news.
-    return this.integrity.reread(owner.server.name, owner.tool).then((now) => {
-      const passes = shown === undefined ? !now?.held : now?.approved === shown;
-      return passes ? undefined : toolRefusal(id, name, owner, now);
-    });
+    return this.integrity.reread(owner.server.name, owner.tool).then((now) =>
+      passes(now, shown) ? undefined : toolRefusal(id, name, owner, now)
+    );
   }
+}
+
+/**
+ * A call may go on when no change of the tool is waiting (seen by any session or replica: an
+ * HTTP backend is the same server for everyone) and, when this session was shown the tool, it
+ * was shown the approved definition.
+ */
+function passes(known: KnownTool | undefined, shown: string | undefined): boolean {
+  return !known?.held && (shown === undefined || known?.approved === shown);
 }
 
 function heldOf(tools: Map<string, KnownTool>): [string, KnownTool][] {
