@@ -141,6 +141,27 @@ export class ToolIntegrity {
     if (!owner) return undefined;
     const definition = definitionOf(tool, owner.tool);
     const digest = digestOf(definition);
+    try {
+      return await this.#review(server, name, owner, definition, digest, list);
+    } catch (error) {
+      // Nothing is held under `allow`: a storage failure costs the record, not the tool.
+      if (owner.server.toolChanges !== "allow") throw error;
+      this.options.logger.warn("could not record a tool definition", {
+        server: owner.server.name,
+        error,
+      });
+      return { owner, digest, approved: true };
+    }
+  }
+
+  async #review(
+    server: ServerConfig,
+    name: string,
+    owner: ToolOwner,
+    definition: Json,
+    digest: string,
+    list: ListReview,
+  ): Promise<{ owner: ToolOwner; digest: string; approved: boolean }> {
     const state = await this.knownNow(owner.server.name);
     const known = state.tools.get(owner.tool);
     if (known?.approved === digest && !known.held) return { owner, digest, approved: true };
