@@ -1,0 +1,237 @@
+/**
+ * Remote MCP servers (`kind: mcp`), continued: an aggregate with a member not yet connected, a
+ * client registered by hand, a second gateway (another replica, or this one restarted) reusing
+ * the dynamic registration, and what a hostile or broken server cannot make Gatehouse do.
+ */
+import assert from "node:assert/strict";
+import { openKvStore } from "../src/store/kv.ts";
+import { openTokensPage } from "./fixtures/credential_gateway.ts";
+import { listenForGateway } from "./fixtures/gateway.ts";
+import { connectWithOAuth } from "./fixtures/oauth_client.ts";
+import {
+  connectTracker,
+  remoteConfig,
+  type RemoteSetup,
+  startRemoteGateway,
+} from "./fixtures/remote_gateway.ts";
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  ToolListChangedNotificationSchema,
+} from "./fixtures/sdk.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+import { within } from "./fixtures/waits.ts";
+
+async function signIn(setup: { url: string; idp: RemoteSetup["idp"] }, email: string) {
+  const agent = new UserAgent();
+  setup.idp.loginAs = { email, name: email };
+  await openTokensPage(agent, setup.url);
+  return agent;
+}
+
+async function whoami(client: Client, name = "whoami") {
+  const result = await client.callTool({ name, arguments: {} });
+  assert.equal(result.isError, undefined, JSON.stringify(result));
+  return result.structuredContent as { sub: string; clientId: string };
+}
+
+Deno.test("kind: mcp in an aggregate: without a connection the other members still work and a call to it asks to connect; once connected its tools join", async () => {
+  const setup = await startRemoteGateway();
+  let client: Client | undefined;
+  try {
+    const agent = await signIn(setup, "ivy@example.com");
+    ({ client } = await connectWithOAuth(agent, `${setup.url}/work/mcp`));
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    assert.ok(names.includes("plain.echo"), names.join(", "));
+    assert.ok(!names.some((name) => name.startsWith("tracker.")), names.join(", "));
+    const failure = await client.callTool({ name: "tracker.whoami", arguments: {} }).then(
+      () => assert.fail("expected the call to ask for a connection"),
+      (error) => error as Error,
+    );
+    assert.match(
+      failure.message,
+      new RegExp(
+        `Tracker needs your own credential .*connect it at ${setup.url}/my/tokens\\?service=tracker`,
+      ),
+    );
+
+    const changed = Promise.withResolvers<void>();
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.resolve());
+    await connectTracker(setup, agent, "ivy-at-tracker");
+    await within("notifications/tools/list_changed once Tracker is connected", changed.promise);
+    assert.equal((await whoami(client, "tracker.whoami")).sub, "ivy-at-tracker");
+    const echo = await client.callTool({ name: "plain.echo", arguments: { text: "still here" } });
+    assert.equal(echo.isError, undefined);
+  } finally {
+    await client?.close();
+    await setup.close();
+  }
+});
+
+Deno.test("kind: mcp with a client registered by hand: nothing is registered, and the server sees that client", async () => {
+  const setup = await startRemoteGateway({
+    userToken: `      clientId: gatehouse-by-hand
+      clientSecret: \${TRACKER_SECRET}`,
+    env: { TRACKER_SECRET: "tracker-secret-0123456789abcdef" },
+    as: {
+      client: {
+        clientId: "gatehouse-by-hand",
+        clientSecret: "tracker-secret-0123456789abcdef",
+        redirectUri: "",
+      },
+    },
+  });
+  let client: Client | undefined;
+  try {
+    const agent = await signIn(setup, "jack@example.com");
+    await connectTracker(setup, agent, "jack-at-tracker");
+    ({ client } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`));
+    const who = await whoami(client);
+    assert.equal(who.sub, "jack-at-tracker");
+    assert.equal(who.clientId, "gatehouse-by-hand");
+    assert.equal(setup.as.registrations, 0);
+    assert.ok(!setup.gw.logs.join("\n").includes("tracker-secret-0123456789abcdef"));
+  } finally {
+    await client?.close();
+    await setup.close();
+  }
+});
+
+Deno.test("kind: mcp: a second gateway on the same storage (another replica, or a restart) uses the registration the first made", async () => {
+  const store = await openKvStore(":memory:");
+  const setup = await startRemoteGateway({ gateway: { store } });
+  const second = await listenForGateway();
+  const clients: Client[] = [];
+  try {
+    const kate = await signIn(setup, "kate@example.com");
+    await connectTracker(setup, kate, "kate-at-tracker");
+    assert.equal(setup.as.registrations, 1);
+
+    // The same configuration (the same baseUrl, as replicas behind one address have), new
+    // process state.
+    const replica = await second.start(
+      remoteConfig(setup.url, setup.idp, setup.remote),
+      { IDP_SECRET: setup.idp.clientSecret },
+      { store },
+    );
+    try {
+      const onReplica = { url: second.url, idp: setup.idp, as: setup.as };
+      // Signed in at the shared address (the login's callback is the baseUrl's).
+      const leo = await signIn(setup, "leo@example.com");
+      leo.shareCookies(new URL(setup.url), new URL(second.url));
+      // The connection starts on the replica; the person comes back to the shared address.
+      await connectTracker(onReplica, leo, "leo-at-tracker");
+      assert.equal(setup.as.registrations, 1);
+      // MCP clients get their gateway token at the shared address and call the replica.
+      const onSecond = async (agent: UserAgent) => {
+        const { client, provider } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`);
+        clients.push(client);
+        const direct = new Client({ name: "replica-test", version: "1.0.0" });
+        await direct.connect(
+          new StreamableHTTPClientTransport(new URL(`${second.url}/tracker/mcp`), {
+            requestInit: {
+              headers: { authorization: `Bearer ${provider.savedTokens!.access_token}` },
+            },
+          }),
+        );
+        clients.push(direct);
+        return direct;
+      };
+      assert.equal((await whoami(await onSecond(leo))).sub, "leo-at-tracker");
+      // Kate's connection, made through the first gateway, works on the replica too.
+      assert.equal((await whoami(await onSecond(kate))).sub, "kate-at-tracker");
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      await replica.close();
+    }
+  } finally {
+    await setup.close();
+    store.close();
+  }
+});
+
+Deno.test("kind: mcp: a hostile or broken server cannot send Gatehouse elsewhere: other hosts, redirects, another resource, a wrong issuer, oversized answers are refused and named", async () => {
+  const setup = await startRemoteGateway();
+  const hits: string[] = [];
+  const ready = Promise.withResolvers<number>();
+  // Stands for an internal service: reachable from the gateway, never configured.
+  const internal = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
+    (request) => {
+      hits.push(request.url);
+      return Response.json({ issuer: "x" });
+    },
+  );
+  try {
+    const internalUrl = `http://localhost:${await ready.promise}`;
+    const remoteOrigin = new URL(setup.remote.url).origin;
+    const prm = "/.well-known/oauth-protected-resource/mcp";
+    const json = (body: unknown) => () => Response.json(body);
+    const cases: { name: string; serve: Map<string, () => Response>; reason: RegExp }[] = [
+      {
+        name: "an authorization server on a host not configured",
+        serve: new Map([[
+          prm,
+          json({ resource: setup.remote.url, authorization_servers: [internalUrl] }),
+        ]]),
+        reason:
+          /localhost is neither the server's own host nor in its userToken.authorizationHosts/,
+      },
+      {
+        name: "a redirect from the metadata",
+        serve: new Map([[prm, () => Response.redirect(`${internalUrl}/prm`, 302)]]),
+        reason: /answered with a redirect \(302\), which Gatehouse does not follow/,
+      },
+      {
+        name: "metadata about another resource",
+        serve: new Map([[
+          prm,
+          json({ resource: `${remoteOrigin}/other`, authorization_servers: [setup.as.issuer] }),
+        ]]),
+        reason: /the protected-resource metadata is for .*\/other, not for/,
+      },
+      {
+        name: "authorization server metadata with another issuer",
+        serve: new Map([
+          [
+            prm,
+            json({ resource: setup.remote.url, authorization_servers: [`${remoteOrigin}/fake`] }),
+          ],
+          [
+            "/.well-known/oauth-authorization-server/fake",
+            json({
+              issuer: setup.as.issuer,
+              authorization_endpoint: `${setup.as.issuer}/auth`,
+              token_endpoint: `${setup.as.issuer}/token`,
+              code_challenge_methods_supported: ["S256"],
+            }),
+          ],
+        ]),
+        // (as the log line quotes it, in JSON)
+        reason: /body \\"issuer\\" property does not match the expected value/,
+      },
+      {
+        name: "an oversized answer",
+        serve: new Map([[prm, () => new Response("x".repeat(70 * 1024))]]),
+        reason: /answered with more than 65536 bytes/,
+      },
+    ];
+    const agent = await signIn(setup, "mia@example.com");
+    for (const { name, serve, reason } of cases) {
+      setup.remote.metadata.clear();
+      for (const [path, answer] of serve) setup.remote.metadata.set(path, answer);
+      const logsBefore = setup.gw.logs.length;
+      const response = await agent.request(`${setup.url}/oauth/connect?service=tracker`);
+      const page = await response.text();
+      assert.equal(response.status, 502, name);
+      assert.match(page, /Tracker is unavailable/, name);
+      const logged = setup.gw.logs.slice(logsBefore).join("\n");
+      assert.match(logged, reason, `${name}: ${logged}`);
+    }
+    assert.deepEqual(hits, []);
+    assert.equal(setup.as.registrations, 0);
+  } finally {
+    await internal.shutdown();
+    await setup.close();
+  }
+});
