@@ -4,6 +4,7 @@
  */
 import { CONFIG_SCHEMA, type JsonSchema } from "../src/config/schema.ts";
 import { ACCESS_PROSE } from "./config_docs_access.ts";
+import { SHARE_PROSE } from "./config_docs_share.ts";
 
 export function renderSchemaFile(): string {
   return `${JSON.stringify(CONFIG_SCHEMA, null, 2)}\n`;
@@ -174,6 +175,7 @@ Complete, tested examples: [docs/examples/](examples/).`,
 \`/NAME/mcp\` (Streamable HTTP) and \`/NAME/sse\` (legacy HTTP+SSE) whatever the backend
 speaks. A server needs a way in: \`oauth:\` configured, \`serviceAuths\`, or \`public: true\`.`,
     `### \`transport: stdio\`: a program started per session\n\n${table(serverRows("stdio"))}`,
+    SHARE_PROSE,
     `### \`transport: streamable-http\` and \`transport: sse\`: an HTTP MCP server\n\n${
       table(serverRows("streamable-http"))
     }`,

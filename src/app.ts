@@ -28,6 +28,7 @@ import { ToolIntegrity } from "./mcp/tool_integrity.ts";
 import { ToolLedger } from "./mcp/tool_ledger.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
 import { liveChildren } from "./mcp/backends/spawner.ts";
+import { ProcessPool } from "./mcp/backends/process_pool.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
 import type { Store } from "./store/store.ts";
@@ -62,6 +63,8 @@ export interface Gateway {
     revisions: RevisionMemory;
     /** Revoked grants as this replica knows them, polled from storage (with `oauth:`). */
     revocations?: Revocations;
+    /** Stdio processes shared per person or by everyone (`share:`): they outlive a reload. */
+    processes: ProcessPool;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -114,6 +117,8 @@ export async function createGateway(
     }),
   };
   caches.clear();
+  const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits);
+  processes.configure(config.limits);
   const sessionOptions: SessionRegistryOptions = {
     limits: config.limits,
     logger,
@@ -148,6 +153,7 @@ export async function createGateway(
         fetch: backendClient.fetch,
         gatewaySecrets: [master, ...config.previousSecrets],
         revisions,
+        processes,
       };
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") {
@@ -219,13 +225,22 @@ export async function createGateway(
     metrics,
     policies,
   });
-  if (!previous) addReadings(metrics, sessions, caches);
+  if (!previous) addReadings(metrics, sessions, caches, processes);
   return {
     sessions,
     links,
     config,
     metrics: () => metrics.registry.render(),
-    carried: { metrics, caches, instance, backendClient, deadlines, revisions, revocations },
+    carried: {
+      metrics,
+      caches,
+      instance,
+      backendClient,
+      deadlines,
+      revisions,
+      revocations,
+      processes,
+    },
     // The address every per-address limit, log line, audit record and span names: the peer
     // the socket saw, or the client a trusted proxy forwarded for (net/client_address.ts).
     fetch: async (request, info) =>
@@ -239,6 +254,7 @@ export async function createGateway(
     close: async () => {
       await revocations?.close();
       await sessions.closeAll("the gateway is shutting down");
+      await processes.closeAll("the gateway is shutting down");
       backendClient.close();
     },
   };
@@ -276,6 +292,7 @@ function addReadings(
   metrics: GatewayMetrics,
   sessions: SessionRegistry,
   caches: Map<ServerName, DiscoveryCache>,
+  processes: ProcessPool,
 ): void {
   metrics.registry.reading(
     "gatehouse_sessions",
@@ -289,6 +306,7 @@ function addReadings(
     "gauge",
     () => [[{}, liveChildren()]],
   );
+  addProcessReadings(metrics, processes);
   metrics.registry.reading(
     "gatehouse_aggregate_cache_lookups_total",
     "Aggregate discovery cache lookups, by aggregate and result.",
@@ -345,4 +363,38 @@ function looksDeployed(config: ResolvedConfig): boolean {
   const host = config.listen.hostname;
   const loopback = isLoopbackHost(host) || host === "::1";
   return config.baseUrl.startsWith("https:") || !loopback;
+}
+
+/** The shared stdio processes (`share:`): how many, how many sessions on them, restarts. */
+function addProcessReadings(metrics: GatewayMetrics, processes: ProcessPool): void {
+  metrics.registry.reading(
+    "gatehouse_shared_processes",
+    "Shared stdio processes (share: person or all) running, by server.",
+    "gauge",
+    () => processes.readings().map(({ server, processes }) => [{ server }, processes]),
+  );
+  metrics.registry.reading(
+    "gatehouse_shared_process_sessions",
+    "Sessions on shared stdio processes, by server (divide by gatehouse_shared_processes for sessions per process).",
+    "gauge",
+    () => processes.readings().map(({ server, sessions }) => [{ server }, sessions]),
+  );
+  metrics.registry.reading(
+    "gatehouse_shared_process_sessions_max",
+    "Sessions on the busiest shared stdio process, by server.",
+    "gauge",
+    () => processes.readings().map(({ server, busiest }) => [{ server }, busiest]),
+  );
+  metrics.registry.reading(
+    "gatehouse_shared_process_restarts_total",
+    "Shared stdio processes started again after an earlier one of the same server and person (or pool) had stopped, by server.",
+    "counter",
+    () => [...processes.restarts()].map(([server, count]) => [{ server }, count]),
+  );
+  metrics.registry.reading(
+    "gatehouse_shared_process_crashes_total",
+    "Shared stdio processes that ended on their own (crashed or exited) rather than being stopped, by server.",
+    "counter",
+    () => [...processes.crashes()].map(([server, count]) => [{ server }, count]),
+  );
 }

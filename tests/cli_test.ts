@@ -72,6 +72,37 @@ servers:
   );
 });
 
+Deno.test("main.ts check refuses {{user.*}} in a server shared by everyone, and warns that share: all shares state (exit 78, then 0)", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/share.yaml`;
+  const server = (args: string) =>
+    `servers:
+  notes:
+    transport: stdio
+    command: notes-mcp
+    args: ${args}
+    env: { STORE: /var/notes }
+    public: true
+    share: all
+    processes: 4
+`;
+  await Deno.writeTextFile(path, server(`["--owner={{user.email}}"]`));
+  const refused = await run(["check", "--config", path]);
+  assert.equal(refused.code, 78, refused.stderr);
+  assert.match(
+    refused.stderr,
+    /share\.yaml:5 servers\.notes\.args\[0\]: share: all cannot use \{\{user\.\*\}\} placeholders\n\s+hint: a process shared by everyone cannot carry one person's values: say share: person/,
+  );
+  await Deno.writeTextFile(path, server(`[--readonly]`));
+  const accepted = await run(["check", "--config", path]);
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(accepted.code, 0, accepted.stderr);
+  assert.match(
+    accepted.stderr,
+    /share\.yaml:8 servers\.notes\.share: everyone's sessions share the same processes: whatever the server keeps \(files, memory, caches, logins\) is seen by every person/,
+  );
+});
+
 Deno.test("main.ts --version, --help and a bad argument", async () => {
   assert.match((await run(["--version"])).stdout, /^gatehouse \d+\.\d+\.\d+ \(commit dev\)\n$/);
   const help = await run(["--help"]);

@@ -1,5 +1,5 @@
 /**
- * The `limits:` section: how many sessions a person and everyone may hold, how long a session
+ * The `limits:` section: how many sessions (and stdio processes) a person and everyone may hold, how long a session
  * may idle and a request may wait, and how large a message and a stream's buffer may grow.
  */
 import type { Checker } from "./checker.ts";
@@ -9,6 +9,9 @@ import type { Limits } from "./types.ts";
 export const DEFAULT_LIMITS: Limits = {
   sessionsPerUser: 10,
   maxSessions: 1_000,
+  // As many as sessions by default: a process per session never hit these before sessions did.
+  processesPerUser: 10,
+  maxProcesses: 1_000,
   sessionIdleTimeoutMs: 5 * 60_000,
   requestTimeoutMs: 60_000,
   maxMessageBytes: 4 * 1_048_576,
@@ -18,6 +21,8 @@ export const DEFAULT_LIMITS: Limits = {
 const LIMIT_KEYS = [
   "sessionsPerUser",
   "maxSessions",
+  "processesPerUser",
+  "maxProcesses",
   "sessionIdleTimeout",
   "requestTimeout",
   "maxMessageBytes",
@@ -53,6 +58,16 @@ export function parseLimits(c: Checker, value: unknown): Limits {
       DEFAULT_LIMITS.sessionsPerUser,
     ),
     maxSessions: c.positiveInteger(raw.maxSessions, at("maxSessions"), DEFAULT_LIMITS.maxSessions),
+    processesPerUser: c.positiveInteger(
+      raw.processesPerUser,
+      at("processesPerUser"),
+      DEFAULT_LIMITS.processesPerUser,
+    ),
+    maxProcesses: c.positiveInteger(
+      raw.maxProcesses,
+      at("maxProcesses"),
+      DEFAULT_LIMITS.maxProcesses,
+    ),
     sessionIdleTimeoutMs: c.duration(
       raw.sessionIdleTimeout,
       at("sessionIdleTimeout"),

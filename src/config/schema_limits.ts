@@ -13,6 +13,14 @@ export const LIMITS_SCHEMA: JsonSchema = {
   properties: {
     sessionsPerUser: count("Open client sessions one person may hold at once.", 10),
     maxSessions: count("Open client sessions across everyone.", 1_000),
+    processesPerUser: count(
+      "Stdio backend processes started for one person: one per session with share: session, one per server with share: person. A session that would need one more is refused (429).",
+      10,
+    ),
+    maxProcesses: count(
+      "Stdio backend processes across everyone, shared ones (share: person, share: all) included.",
+      1_000,
+    ),
     sessionIdleTimeout: duration(
       "A session with no request and no open stream for this long is ended.",
       "5m",

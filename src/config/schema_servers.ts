@@ -3,7 +3,7 @@
  * streamable-http and sse, aggregate) and of a person's own credential (`userToken:`), chosen
  * by `transport`. Mirrors servers.ts, server_backends.ts, server_aggregate.ts and user_token.ts.
  */
-import { duration, flag, type JsonSchema, list, text } from "./schema_builders.ts";
+import { count, duration, flag, type JsonSchema, list, text } from "./schema_builders.ts";
 
 /** Who a rule admits (`access:` of a server or of a tool rule). */
 const ACCESS: JsonSchema = {
@@ -230,9 +230,12 @@ const placeholders =
   " May use {{user.id}}, {{user.email}} and (with requiresUserToken) {{user.token}}.";
 
 const STDIO: Record<string, JsonSchema> = {
-  command: text("The program to start, one process per client session.", {
-    examples: ["npx", "/usr/local/bin/postgres-mcp"],
-  }),
+  command: text(
+    "The program to start: one process per client session, unless share: says otherwise.",
+    {
+      examples: ["npx", "/usr/local/bin/postgres-mcp"],
+    },
+  ),
   args: list(
     `Its arguments.${placeholders} Every local user sees a process's arguments (ps), so pass {{user.token}} and secrets in env instead; check and start-up warn of {{user.token}} here.`,
   ),
@@ -244,6 +247,20 @@ const STDIO: Record<string, JsonSchema> = {
     default: {},
   },
   cwd: text("The child's working directory."),
+  share: {
+    enum: ["session", "person", "all"],
+    description:
+      "Who shares one process. session: each client session starts its own (full isolation). person: one process per person serves all of that person's sessions (both revisions); people stay apart. all: a pool of `processes` serves everyone; only for servers that keep no per-person state, and never with {{user.*}} in args or env. See docs/configuration.md#sharing-a-stdio-process.",
+    default: "session",
+  },
+  processes: count(
+    "With share: all, how many processes serve everyone; sessions go to the least used.",
+    1,
+  ),
+  processIdleTimeout: duration(
+    "With share: person or all, a process with no session for this long is stopped; the next session starts it again.",
+    "5m",
+  ),
 };
 
 const HTTP: Record<string, JsonSchema> = {

@@ -7,6 +7,7 @@
 import { Secret } from "../core/secret.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
+import { parseShare, SHARE_KEYS } from "./server_share.ts";
 import { parseUserToken } from "./user_token.ts";
 import { parseToolChanges, parseToolPins } from "./tool_changes.ts";
 import type { BackendProtocol, HttpServerConfig, StdioServerConfig } from "./types.ts";
@@ -15,7 +16,7 @@ import type { BackendProtocol, HttpServerConfig, StdioServerConfig } from "./typ
 export const USER_TOKEN_KEYS = ["requiresUserToken", "userToken"];
 const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots", "protocol", "toolChanges"];
 /** The keys a stdio server has besides those every server has. */
-export const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd"];
+export const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd", ...SHARE_KEYS];
 /** The keys an HTTP server has besides those every server has. */
 export const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers"];
 /** Where a server's configuration reaches its backend. */
@@ -113,6 +114,9 @@ export function parseStdio(
     args: c.stringList(raw.args, [...path, "args"]),
     env: c.stringMap(raw.env, [...path, "env"]),
     cwd: c.optionalString(raw.cwd, [...path, "cwd"]),
+    share: "session",
+    processes: 1,
+    processIdleTimeoutMs: 0,
   };
   server.args.forEach((arg, i) => {
     c.placeholders(arg, [...path, "args", i]);
@@ -136,7 +140,10 @@ export function parseStdio(
     oauthConfigured,
     false,
   );
-  return server;
+  return Object.assign(
+    server,
+    parseShare(c, path, raw, { ...server, actsAsPerson: server.userToken !== undefined }),
+  );
 }
 
 export function parseHttp(

@@ -54,6 +54,10 @@ export interface Limits {
   sessionsPerUser: number;
   /** Open client sessions across everyone. */
   maxSessions: number;
+  /** Stdio processes started for one person (a session's own, or their shared one). */
+  processesPerUser: number;
+  /** Stdio processes across everyone, shared ones included. */
+  maxProcesses: number;
   /** A session with no request and no open stream for this long is ended. */
   sessionIdleTimeoutMs: number;
   /** A request the backend has not answered in this long gets a JSON-RPC error. */
@@ -251,7 +255,16 @@ export interface StdioServerConfig extends BackendCommon {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
+  /** Who shares one process (server_share.ts): each session its own, a person's, everyone's. */
+  share: ShareMode;
+  /** With `share: all`, how many processes serve everyone (sessions spread over them). */
+  processes: number;
+  /** A shared process with no session for this long is stopped (started again when needed). */
+  processIdleTimeoutMs: number;
 }
+
+/** Who shares one stdio process: `session` (none), `person`, or `all`. */
+export type ShareMode = "session" | "person" | "all";
 
 export interface HttpServerConfig extends BackendCommon {
   transport: "streamable-http" | "sse";

@@ -12,6 +12,7 @@ import type { SessionId } from "../core/ids.ts";
 import type { Principal } from "../core/principal.ts";
 import { randomHex } from "../crypto/random.ts";
 import type { Backend } from "./backends/connect.ts";
+import { ProcessLimitError } from "./backends/process_pool.ts";
 import type { Session } from "./session.ts";
 import { SessionFactory, type SessionSettings } from "./session_factory.ts";
 import { SessionLimitError, SessionSlots, type Slot } from "./session_slots.ts";
@@ -280,6 +281,8 @@ export class SessionRegistry {
       backend = await this.#factory.connect(id, server, principal, from);
     } catch (error) {
       this.#slots.free(slot); // no session holds the place yet
+      // No room for another shared process: said to the client as any limit is (429).
+      if (error instanceof ProcessLimitError) throw new SessionLimitError(error.message);
       throw error;
     }
     // Shared before the client learns the session id: a load balancer may send the very next

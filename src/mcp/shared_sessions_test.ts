@@ -30,6 +30,8 @@ const LIMITS: Limits = {
   requestTimeoutMs: 60_000,
   maxMessageBytes: 1_048_576,
   maxStreamBufferBytes: 1_048_576,
+  processesPerUser: 10,
+  maxProcesses: 100,
 };
 
 interface Replica {

@@ -23,6 +23,9 @@ function server(policy: Pick<ServerConfig, "access" | "tools">, name = "files"):
     secretValues: [],
     toolChanges: "allow",
     toolChangesDefaulted: true,
+    share: "session",
+    processes: 1,
+    processIdleTimeoutMs: 300_000,
     ...policy,
   };
 }

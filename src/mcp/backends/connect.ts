@@ -15,6 +15,7 @@ import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placehol
 import { LegacySseBackend } from "./legacy_sse.ts";
 import { MaskedErrors } from "./masked_errors.ts";
 import { StdioBackend } from "./stdio.ts";
+import type { ProcessPool } from "./process_pool.ts";
 import { type BoundedAnswerOptions, boundedAnswers } from "./bounded_answers.ts";
 import { WithheldRoots } from "./withheld_roots.ts";
 import { HttpWire } from "./modern_http.ts";
@@ -43,6 +44,11 @@ export interface BackendOptions {
   requestTimeoutMs?: number;
   /** Which revision each backend speaks, once learned; the process's record by default. */
   revisions?: RevisionMemory;
+  /**
+   * The gateway's shared stdio processes (`share: person`, `share: all`); without it, every
+   * stdio session starts its own process whatever `share:` says.
+   */
+  processes?: ProcessPool;
 }
 
 /** A backend connection plus how to end it politely (HTTP backends get a DELETE). */
@@ -201,6 +207,17 @@ function createTransport(
         logger: maskingLogger(options.logger, mask),
         mask,
       });
+    if (server.share !== "session" && options.processes) {
+      // One process for the person (or everyone), which this session joins (process_pool.ts).
+      const port = options.processes.join({
+        server,
+        person: user["user.id"],
+        spawn: child,
+        logger: options.logger,
+        startTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      });
+      return { transport: port, close: () => port.close(), detach: () => port.close() };
+    }
     // Both revisions on the one child; a new one when asking ended the first.
     const transport = new RevisionSwitch(
       switchOptions(server, options, child, (pipe) => new PipeWire(pipe)),

@@ -1,0 +1,100 @@
+/**
+ * What a shared process asks of clients (elicitation, sampling, roots; shared_process.ts):
+ * given to the session of the one call in flight that may take input (tools/call, prompts/get,
+ * resources/read), as on a stateless link, and only when that session's client declared the
+ * capability; refused otherwise, never guessed. A session may answer only what it was asked.
+ */
+import type { JSONRPCMessage } from "../../sdk.ts";
+import {
+  errorResponse,
+  idKey,
+  type RequestId,
+  RpcErrorCode,
+  type RpcNotification,
+  type RpcRequest,
+} from "../jsonrpc.ts";
+import type { ProcessPort } from "./process_port.ts";
+
+/** The client capability each request of the process needs. */
+const NEEDS: Record<string, string> = {
+  "elicitation/create": "elicitation",
+  "sampling/createMessage": "sampling",
+  "roots/list": "roots",
+};
+
+export class SharedInputs {
+  /** The process's requests waiting for a session's answer, by id. */
+  readonly #asked = new Map<string, { port: ProcessPort; id: RequestId }>();
+
+  constructor(
+    private readonly toProcess: (message: JSONRPCMessage) => Promise<void>,
+    private readonly everyone: boolean,
+    private readonly forwardRoots: boolean,
+  ) {}
+
+  /** The process asked; `takers` are the sessions of the calls in flight that may take input. */
+  asked(request: RpcRequest, takers: readonly ProcessPort[]): void {
+    if (request.method === "ping") {
+      return this.#reply({ jsonrpc: "2.0", id: request.id, result: {} });
+    }
+    const why = this.#refusal(request, takers);
+    if (why !== undefined) {
+      return this.#reply(
+        errorResponse(request.id, RpcErrorCode.methodNotFound, `${request.method}: ${why}`),
+      );
+    }
+    const port = takers[0];
+    this.#asked.set(idKey(request.id), { port, id: request.id });
+    port.deliver(request as JSONRPCMessage);
+  }
+
+  /** Whether `port` may send this answer on (it was the session asked); forgets the question. */
+  answeredBy(port: ProcessPort, id: RequestId): boolean {
+    const key = idKey(id);
+    if (this.#asked.get(key)?.port !== port) return false;
+    this.#asked.delete(key);
+    return true;
+  }
+
+  /** The process withdrew a question (notifications/cancelled): only its session hears it. */
+  withdrawn(notification: RpcNotification): void {
+    const id = notification.params?.requestId as RequestId | undefined;
+    if (id === undefined) return;
+    const asked = this.#asked.get(idKey(id));
+    this.#asked.delete(idKey(id));
+    asked?.port.deliver(notification as JSONRPCMessage);
+  }
+
+  /** `port`'s session left: what it was asked is refused to the process. */
+  forget(port: ProcessPort): void {
+    for (const [key, asked] of [...this.#asked]) {
+      if (asked.port !== port) continue;
+      this.#asked.delete(key);
+      this.#reply(errorResponse(asked.id, RpcErrorCode.backendError, "the client session ended"));
+    }
+  }
+
+  #refusal(request: RpcRequest, takers: readonly ProcessPort[]): string | undefined {
+    const capability = NEEDS[request.method];
+    if (capability === undefined) {
+      return "the gateway does not relay this request from a shared process";
+    }
+    if (capability === "roots" && (this.everyone || !this.forwardRoots)) {
+      return "a process shared by everyone never learns one person's roots";
+    }
+    if (takers.length === 0) {
+      return "no request of a client is waiting for input on this shared process";
+    }
+    if (takers.length > 1) {
+      return "several clients' requests are waiting on this shared process, and the gateway cannot tell which one asks";
+    }
+    if (takers[0].clientCapabilities[capability] === undefined) {
+      return `the client of the request waiting did not declare the ${capability} capability`;
+    }
+    return undefined;
+  }
+
+  #reply(message: JSONRPCMessage): void {
+    this.toProcess(message).catch(() => {});
+  }
+}
