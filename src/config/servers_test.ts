@@ -272,6 +272,9 @@ all:
       env: {},
       cwd: undefined,
       userToken: undefined,
+      share: "session",
+      processes: 1,
+      processIdleTimeoutMs: 300_000,
     },
     remote: {
       name: "remote",
@@ -321,6 +324,9 @@ all:
         instructions: undefined,
         pattern: undefined,
       },
+      share: "session",
+      processes: 1,
+      processIdleTimeoutMs: 300_000,
     },
     all: {
       name: "all",

@@ -5,7 +5,14 @@
  */
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
 import type { RequestId } from "../jsonrpc.ts";
-import type { SharedProcess } from "./shared_process.ts";
+
+/** What a port needs of its process (shared_process.ts). */
+export interface PortHost {
+  readonly pid: number | undefined;
+  join(port: ProcessPort): Promise<void>;
+  fromPort(port: ProcessPort, message: JSONRPCMessage): Promise<void>;
+  leave(port: ProcessPort): void;
+}
 
 export class ProcessPort implements Transport {
   onmessage?: Transport["onmessage"];
@@ -20,7 +27,7 @@ export class ProcessPort implements Transport {
   readonly subscriptions = new Set<string>();
   #closed = false;
 
-  constructor(private readonly process: SharedProcess, readonly name: string) {}
+  constructor(private readonly process: PortHost, readonly name: string) {}
 
   /** The shared process's pid (tests and operators). */
   get pid(): number | undefined {
