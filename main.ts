@@ -18,13 +18,14 @@ import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
+import { cannotListen } from "./src/cli/listen_failure.ts";
 import { runToolsCommand } from "./src/cli/tools.ts";
 
 const USAGE = `Gatehouse ${VERSION}: an OAuth gateway in front of MCP servers.
 
 Usage:
-  gatehouse [serve] [--config PATH]   start the gateway
-  gatehouse check [--config PATH]     validate the configuration and exit
+  gatehouse [serve] [--config PATH] [--port N]   start the gateway (N replaces listen:'s port)
+  gatehouse check [--config PATH] [--port N]     validate the configuration and exit
   gatehouse health [--config PATH] [--url URL]
                                       exit 0 if the gateway (at URL, else at the
                                       configuration's listen address) answers /health
@@ -57,6 +58,8 @@ interface Command {
   name: "serve" | "check" | "health" | "schema" | "version" | "help";
   configPath: string;
   url?: string;
+  /** `--port N`: replaces the port of `listen:` (a baseUrl left out follows it). */
+  port?: number;
 }
 
 const SUBCOMMANDS = ["serve", "check", "health", "schema"] as const;
@@ -72,9 +75,12 @@ function env(name: string): string | undefined {
 function parseArgs(args: string[]): Command | string {
   let name: Command["name"] | undefined;
   let url: string | undefined;
+  let port: number | undefined;
   let configPath = env("GATEHOUSE_CONFIG") ?? "./config.yaml";
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
+    // `deno task dev -- --port 9000` passes the `--` on.
+    if (arg === "--") continue;
     if (arg === "--help" || arg === "-h") return { name: "help", configPath };
     if (arg === "--version" || arg === "-V") return { name: "version", configPath };
     if (arg === "--config" || arg === "-c") {
@@ -83,6 +89,12 @@ function parseArgs(args: string[]): Command | string {
       configPath = value;
     } else if (arg.startsWith("--config=")) {
       configPath = arg.slice("--config=".length);
+    } else if (arg === "--port" || arg.startsWith("--port=")) {
+      const value = arg === "--port" ? args[++i] : arg.slice("--port=".length);
+      if (!/^\d{1,5}$/.test(value ?? "") || Number(value) > 65535) {
+        return `--port needs a port number from 0 to 65535, got ${value ?? "nothing"}`;
+      }
+      port = Number(value);
     } else if (arg === "--url" && name === "health") {
       url = args[++i];
       if (!url) return "--url needs a URL";
@@ -92,12 +104,12 @@ function parseArgs(args: string[]): Command | string {
       return `unknown argument "${arg}"`;
     }
   }
-  return { name: name ?? "serve", configPath, url };
+  return { name: name ?? "serve", configPath, url, port };
 }
 
-async function load(path: string): Promise<ResolvedConfig | undefined> {
+async function load(path: string, port?: number): Promise<ResolvedConfig | undefined> {
   try {
-    return await loadConfigFile(path, env);
+    return await loadConfigFile(path, env, { port });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -146,7 +158,7 @@ function logConfigWarnings(logger: Logger, config: ResolvedConfig, file: string)
 const logLines = batchedLineWriter(writeStderr);
 globalThis.addEventListener("unload", () => logLines.flush());
 
-async function serve(config: ResolvedConfig, configPath: string): Promise<number> {
+async function serve(config: ResolvedConfig, configPath: string, port?: number): Promise<number> {
   const clock = systemClock;
   const logger = createLogger(config.logLevel, logLines, { clock });
   logConfigWarnings(logger, config, configPath);
@@ -200,7 +212,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
       servers: [...config.servers.keys()],
     });
   } catch (error) {
-    logger.error("cannot listen", { listen: config.listen, error });
+    logger.error(...cannotListen("listen", config.listen, error));
     await gateway.close();
     store.close();
     return EXIT.runtime;
@@ -215,7 +227,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
       );
     }
   } catch (error) {
-    logger.error("cannot listen for metrics", { listen: config.metrics.listen, error });
+    logger.error(...cannotListen("metrics.listen", config.metrics.listen!, error));
     await Promise.all([gateway.close(), server.close()]);
     store.close();
     return EXIT.runtime;
@@ -249,7 +261,7 @@ async function serve(config: ResolvedConfig, configPath: string): Promise<number
     if (reloading || stopping) return;
     reloading = true;
     try {
-      const next = await loadConfigFile(configPath, env);
+      const next = await loadConfigFile(configPath, env, { port });
       const fixed = (["listen", "connections", "storage", "metrics"] as const).filter((key) =>
         JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key])
       );
@@ -375,7 +387,7 @@ async function main(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (command.name === "health" && command.url) return await checkHealth(command.url);
-  const config = await load(command.configPath);
+  const config = await load(command.configPath, command.port);
   if (!config) return EXIT.invalidConfig;
   if (command.name === "health") {
     const { hostname, port } = config.listen;
@@ -394,7 +406,7 @@ async function main(args: string[]): Promise<number> {
     }
     return EXIT.ok;
   }
-  return await serve(config, command.configPath);
+  return await serve(config, command.configPath, command.port);
 }
 
 if (import.meta.main) {

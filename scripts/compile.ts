@@ -82,7 +82,10 @@ if (import.meta.main) {
   const original = await Deno.readTextFile(VERSION_FILE);
   await Deno.writeTextFile(VERSION_FILE, stampCommit(original, dirty ? `${commit}-dirty` : commit));
   try {
-    const status = await new Deno.Command(Deno.execPath(), { args: compileArgs(Deno.args) })
+    // `deno task compile -- --target …` passes the `--` on; deno compile would take what follows
+    // it for the program's arguments.
+    const extra = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
+    const status = await new Deno.Command(Deno.execPath(), { args: compileArgs(extra) })
       .spawn().status;
     if (!status.success) {
       if (!distBefore && exists(DIST)) await Deno.remove(DIST, { recursive: true });

@@ -2,7 +2,7 @@
  * `listen:`, `baseUrl:` and `allowedOrigins:`: where the gateway listens, the URL people and
  * clients reach it at, and which browser origins besides its own may call it.
  */
-import { isLoopbackHttp } from "../core/loopback.ts";
+import { isLoopbackHost, isLoopbackHttp } from "../core/loopback.ts";
 import { Checker, describe } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 
@@ -53,7 +53,23 @@ export function parseBaseUrl(
   if (url.search || url.hash) {
     c.fail(["baseUrl"], "must not have a query or fragment", "the public URL of the gateway only");
   }
+  warnOfOtherLocalPort(c, url, listen.port);
   return url.origin + url.pathname.replace(/\/+$/, "");
+}
+
+/**
+ * A baseUrl on this machine whose port is not the one listened on is most likely left over from
+ * an earlier `listen:` (clients then get links and an Origin check for the wrong address), but
+ * may be a local proxy in front: said, not refused. Port 0 (any free port) cannot be compared.
+ */
+function warnOfOtherLocalPort(c: Checker, url: URL, listenPort: number): void {
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  if (!isLoopbackHost(url.hostname) || listenPort === 0 || port === listenPort) return;
+  c.warn(
+    ["baseUrl"],
+    `is on this machine at port ${port}, but listen: gives port ${listenPort}`,
+    "leave baseUrl out to have it follow listen: (and --port), or make the ports agree; keep it only if a local proxy listens there",
+  );
 }
 
 /** With oauth configured, tokens and login cookies travel to `baseUrl`: it must be https. */

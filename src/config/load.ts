@@ -13,8 +13,17 @@ const ANY_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{/g;
 
 export type EnvLookup = (name: string) => string | undefined;
 
+/** What the command line puts over the file: `--port N` replaces the port of `listen:`. */
+export interface ConfigOverrides {
+  port?: number;
+}
+
 /** Loads and validates the file at `path`; throws `ConfigError` listing every problem. */
-export async function loadConfigFile(path: string, env: EnvLookup): Promise<ResolvedConfig> {
+export async function loadConfigFile(
+  path: string,
+  env: EnvLookup,
+  overrides: ConfigOverrides = {},
+): Promise<ResolvedConfig> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -26,11 +35,16 @@ export async function loadConfigFile(path: string, env: EnvLookup): Promise<Reso
       hint: "pass --config PATH or set GATEHOUSE_CONFIG",
     }], path);
   }
-  return parseConfigText(text, env, path);
+  return parseConfigText(text, env, path, overrides);
 }
 
 /** Parses YAML text into a resolved config; throws `ConfigError` listing every problem. */
-export function parseConfigText(text: string, env: EnvLookup, file?: string): ResolvedConfig {
+export function parseConfigText(
+  text: string,
+  env: EnvLookup,
+  file?: string,
+  overrides: ConfigOverrides = {},
+): ResolvedConfig {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const issues: ConfigIssue[] = doc.errors.map((error) => ({
@@ -42,7 +56,10 @@ export function parseConfigText(text: string, env: EnvLookup, file?: string): Re
   if (issues.length) throw new ConfigError(issues, file);
 
   const substitutions: Substitution[] = [];
-  const substituted = substituteEnv(doc.toJS(), [], env, issues, substitutions);
+  const substituted = withOverrides(
+    substituteEnv(doc.toJS(), [], env, issues, substitutions),
+    overrides,
+  );
   const result = validateConfig(substituted, substitutions);
   // A value whose variable is missing is reported once, as missing: what validation then says
   // of the placeholder left in its place ("shorter than 32 bytes") would only mislead.
@@ -107,6 +124,18 @@ function substituteEnv(
     );
   }
   return value;
+}
+
+/**
+ * The document with the command line's overrides applied before validation, so that a `baseUrl`
+ * left out follows the port given. A `listen:` that is no `host:port` is left for validation to
+ * report.
+ */
+function withOverrides(document: unknown, overrides: ConfigOverrides): unknown {
+  if (overrides.port === undefined || !document || typeof document !== "object") return document;
+  const listen = (document as { listen?: unknown }).listen ?? "127.0.0.1:8080";
+  if (typeof listen !== "string" || !/:\d+$/.test(listen)) return document;
+  return { ...document, listen: listen.replace(/:\d+$/, `:${overrides.port}`) };
 }
 
 /**

@@ -31,7 +31,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
     listen: text("Address and port the gateway listens on.", {
       pattern: LISTEN,
       default: "127.0.0.1:8080",
-      examples: ["0.0.0.0:8080"],
+      examples: ["0.0.0.0:8080", "127.0.0.1:${PORT:-8080}"],
     }),
     baseUrl: text(
       "The public URL people and clients reach the gateway at (behind a proxy, its URL). https is required with oauth: except on localhost.",

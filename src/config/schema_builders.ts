@@ -35,8 +35,12 @@ export interface JsonSchema {
 const DURATION = "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)\\s*$";
 const SIZE = "^\\s*\\d+(\\.\\d+)?\\s*(B|KB|MB|GB|KiB|MiB|GiB)\\s*$";
 const RATE = "^\\s*\\d+\\s*/\\s*(s|sec|second|min|minute|h|hour|d|day)\\s*$";
-/** host:port, as `listen:` and `metrics.listen` take it. */
-export const LISTEN = "^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):\\d{1,5}$";
+/**
+ * host:port, as `listen:` and `metrics.listen` take it; the port may come from the environment
+ * (`127.0.0.1:${PORT:-8080}`, as the shipped config.yaml has it).
+ */
+export const LISTEN =
+  "^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):(\\d{1,5}|\\$\\{[A-Za-z_][A-Za-z0-9_]*(:-\\d{1,5})?\\})$";
 
 export const duration = (description: string, fallback?: string): JsonSchema => ({
   type: "string",
