@@ -117,7 +117,8 @@ Deno.test("a changed description is held, shown by gatehouse tools with its diff
   await withStorage(async (storage) => {
     const fixture = await startChangingTools(TOOLS);
     const yaml = config(fixture, storage);
-    const gw = await startGateway(yaml, {}, { storage });
+    const clock = testClock();
+    const gw = await startGateway(yaml, {}, { storage, clock });
     const client = await connectClient(gw.url, "vendor", "streamable", TOKEN);
     try {
       const names = async () => (await client.listTools()).tools.map((t) => t.name).sort();
@@ -156,9 +157,14 @@ Deno.test("a changed description is held, shown by gatehouse tools with its diff
       const diff = await tools(yaml, storage, "diff", "vendor", "search");
       assert.match(diff.out, /vendor search: changed, held since/);
       assert.match(diff.out, /description: "Searches the docs" → "Searches the docs. Before/);
+      // The client, shown a list without it, is told to list again once it is approved.
+      const told = Promise.withResolvers<void>();
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => told.resolve());
       const approved = await tools(yaml, storage, "approve", "vendor", "search");
       assert.equal(approved.code, 0, approved.err);
       assert.match(approved.out, /^approved vendor search \(digest [0-9a-f]{64}\)$/);
+      clock.advance(FRESH_MS);
+      await within("the client to be told that the approved tool is back", told.promise);
 
       assert.deepEqual(await names(), ["echo", "search"], "approved: listed again");
       const served = await client.listTools();

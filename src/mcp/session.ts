@@ -30,7 +30,8 @@ import { Handshake, type Settled } from "./session_handshake.ts";
 import { type PendingRequest, PendingRequests } from "./session_requests.ts";
 import type { ToolGate } from "../core/tool_gate.ts";
 import { toolRefusal, visibleTools } from "./tool_gate.ts";
-import type { SessionTools } from "./session_tools.ts";
+import { SessionTools } from "./session_tools.ts";
+import type { ToolIntegrity } from "./tool_integrity.ts";
 
 /** Where the session sends what the backend says. Implemented by each front transport. */
 export interface ClientChannel {
@@ -59,7 +60,7 @@ export interface SessionOptions {
   /** Which tools the caller may see and call; absent: all (tool_gate.ts). */
   toolGate?: ToolGate;
   /** Tool integrity: lists held against the approved definitions, calls of held tools refused. */
-  tools?: SessionTools;
+  toolIntegrity?: ToolIntegrity;
   /**
    * Told once the backend has accepted initialize; the client gets the answer (and with it the
    * session id) only when what this returns has settled, so the session is known everywhere
@@ -83,6 +84,8 @@ export class Session {
   readonly #stopped = Promise.withResolvers<void>();
   #closeListeners: ((session: Session) => void)[] = [];
   readonly #options: SessionOptions;
+  /** This session's side of tool integrity (session_tools.ts). */
+  readonly #tools?: SessionTools;
 
   constructor(options: SessionOptions) {
     this.#options = options;
@@ -91,6 +94,10 @@ export class Session {
     this.principal = options.principal;
     this.activity = new Activity(options.clock);
     this.#handshake = new Handshake(options.resumed);
+    if (options.toolIntegrity) {
+      const tell = (message: JSONRPCMessage) => this.#channel?.deliver(message);
+      this.#tools = new SessionTools(options.toolIntegrity, options.server, tell);
+    }
     this.#pending = new PendingRequests({
       clock: options.clock,
       deadlines: options.deadlines,
@@ -193,8 +200,8 @@ export class Session {
     }
     if (request.method === "initialize") this.#handshake.requested(request);
     if (this.#toolRefused(request)) return;
-    if (request.method === "tools/call" && this.#options.tools) {
-      const held = this.#options.tools.callRefusal(request.id, request.params?.name);
+    if (request.method === "tools/call" && this.#tools) {
+      const held = this.#tools.callRefusal(request.id, request.params?.name);
       const refusal = held instanceof Promise ? await held : held;
       if (refusal) {
         this.#pending.refused(request);
@@ -290,7 +297,7 @@ export class Session {
     if (
       classified.kind === "notification" &&
       classified.message.method === "notifications/tools/list_changed"
-    ) this.#options.tools?.listChanged();
+    ) this.#tools?.listChanged();
     if (
       classified.kind === "notification" && classified.message.method === "notifications/progress"
     ) {
@@ -309,7 +316,7 @@ export class Session {
       const shown = gate && checked.result ? visibleTools(checked, gate) : checked;
       this.#channel?.deliver(shown as JSONRPCMessage, response.id);
     };
-    const tools = this.#options.tools;
+    const tools = this.#tools;
     if (!tools) return deliver(response);
     void tools.reviewList(response).then(deliver);
   }
@@ -377,6 +384,7 @@ export class Session {
       (id, message) => this.#reply(id, RpcErrorCode.backendError, message),
     );
     this.#channel?.ended(reason);
+    this.#tools?.close();
     for (const listener of this.#closeListeners) listener(this);
     try {
       await stopBackend();

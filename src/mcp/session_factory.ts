@@ -16,7 +16,6 @@ import type { PlaceholderValues } from "./backends/placeholders.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import type { ToolGate } from "../core/tool_gate.ts";
 import type { ToolIntegrity } from "./tool_integrity.ts";
-import { SessionTools } from "./session_tools.ts";
 import type { Continuation } from "./shared_sessions.ts";
 
 /** What sessions are made with (a reload may change all but the clock and the deadlines). */
@@ -101,7 +100,7 @@ export class SessionFactory {
       deadlines: settings.deadlines,
       audit: settings.audit,
       toolGate: settings.toolGate?.(server, principal),
-      ...(settings.toolIntegrity && { tools: new SessionTools(settings.toolIntegrity, server) }),
+      toolIntegrity: settings.toolIntegrity,
       resumed: from && {
         protocolVersion: from.backend.protocolVersion,
         clientCapabilities: from.clientCapabilities,

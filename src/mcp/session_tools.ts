@@ -17,17 +17,35 @@ import {
   type ToolOwner,
 } from "./tool_integrity.ts";
 import { isObject } from "./translate/json_shape.ts";
+import type { ApprovalWaiter, HeldTool } from "./tool_approvals.ts";
 
 /** Names a session was shown, with the digest each was shown with; bounded like the list. */
 const MAX_REMEMBERED = 10_000;
 
 type Maybe<T> = T | Promise<T>;
 
-export class SessionTools {
+export class SessionTools implements ApprovalWaiter {
   /** Client-side name → the digest the session was shown it with. */
   readonly #shown = new Map<string, string>();
+  /** Client-side name → the tool left out of this session's lists, until approved. */
+  readonly held = new Map<string, HeldTool>();
 
-  constructor(private readonly integrity: ToolIntegrity, private readonly server: ServerConfig) {}
+  constructor(
+    private readonly integrity: ToolIntegrity,
+    private readonly server: ServerConfig,
+    /** Sends the session's client a notification. */
+    private readonly tell: (message: JSONRPCMessage) => void = () => {},
+  ) {}
+
+  /** A held tool was approved: the client is told to list again, and now sees it. */
+  approved(): void {
+    this.tell({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+  }
+
+  /** The session ended: nothing more to tell its client. */
+  close(): void {
+    this.integrity.approvals.forget(this);
+  }
 
   /** The server announced a new list: what this session was shown no longer says what it has. */
   listChanged(): void {
@@ -49,8 +67,14 @@ export class SessionTools {
         const review = await this.integrity.review(this.server, tool.name, tool, list);
         if (!review) return true;
         if (this.#shown.size < MAX_REMEMBERED) this.#shown.set(tool.name, review.digest);
+        if (review.approved) this.held.delete(tool.name);
+        else if (this.held.size < MAX_REMEMBERED) {
+          const { owner, digest } = review;
+          this.held.set(tool.name, { server: owner.server.name, tool: owner.tool, digest });
+        }
         return review.approved;
       }));
+      this.integrity.approvals.wait(this);
       if (verdicts.every(Boolean)) return response;
       const result = { ...response.result!, tools: tools.filter((_, i) => verdicts[i]) };
       if ("ttlMs" in result) result.ttlMs = 0;

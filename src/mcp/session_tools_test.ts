@@ -71,6 +71,7 @@ Deno.test("SessionTools.reviewList() leaves out a tool whose first digest is not
 
     const untouched = await tools.reviewList(list([SEARCH], 3_600_000));
     assert.deepEqual(untouched.result, { tools: [SEARCH], ttlMs: 3_600_000 }, "nothing held");
+    tools.close();
   } finally {
     h.store.close();
   }
@@ -105,6 +106,7 @@ Deno.test("SessionTools judges an aggregate's tools by their member: one member'
     );
     assert.notEqual(await tools.callRefusal(4, "a.search"), undefined);
     assert.equal(await tools.callRefusal(5, "b.search"), undefined);
+    tools.close();
   } finally {
     h.store.close();
   }

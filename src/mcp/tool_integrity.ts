@@ -15,6 +15,7 @@ import type { ServerName } from "../core/ids.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { RecordedChange, ToolLedger, ToolRecord, ToolRules } from "./tool_ledger.ts";
 import { definitionOf, digestOf } from "./tool_definitions.ts";
+import { ApprovalWatch } from "./tool_approvals.ts";
 import { isObject, type Json } from "./translate/json_shape.ts";
 
 /** How long a replica trusts what it last read of a server's tools before reading again. */
@@ -67,7 +68,17 @@ export class ToolIntegrity {
   readonly #servers = new Map<string, ServerTools>();
   readonly #loading = new Map<string, Promise<ServerTools>>();
 
-  constructor(readonly options: ToolIntegrityOptions) {}
+  /** Sessions whose lists left out held tools, told when those are approved. */
+  readonly approvals: ApprovalWatch;
+
+  constructor(readonly options: ToolIntegrityOptions) {
+    this.approvals = new ApprovalWatch({
+      clock: options.clock,
+      logger: options.logger,
+      pollMs: FRESH_MS,
+      read: (server) => this.reload(server),
+    });
+  }
 
   /** The owner of the tool `name` as a client of `server` sees it; undefined: not attributable. */
   ownerOf(server: ServerConfig, name: string): ToolOwner | undefined {
