@@ -158,3 +158,35 @@ Deno.test("deno task compile stamps the commit and bakes in only the permissions
   assert.equal(args.at(-1), "main.ts");
   assert.deepEqual(RUNTIME_PERMISSIONS.filter((p) => p === "--allow-sys"), []);
 });
+
+Deno.test("main.ts check shows the toolChanges in effect for each server, and why", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/tools.yaml`;
+  await Deno.writeTextFile(
+    path,
+    `servers:
+  vendor: { transport: streamable-http, url: "https://mcp.vendor.example/mcp", public: true }
+  local: { transport: stdio, command: local-mcp, public: true }
+  strict:
+    transport: streamable-http
+    url: "http://10.0.0.5/mcp"
+    public: true
+    toolChanges: refuse
+    tools: { pinned: { search: "${"ab".repeat(32)}" } }
+  both: { transport: aggregate, servers: [vendor, local], public: true }
+`,
+  );
+  const result = await run(["check", "--config", path]);
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(
+    result.stdout,
+    /  vendor: toolChanges hold \(default: its host may be someone else's\)\n/,
+  );
+  assert.match(
+    result.stdout,
+    /  local: toolChanges allow \(default: a local or private backend\)\n/,
+  );
+  assert.match(result.stdout, /  strict: toolChanges refuse \(as configured, 1 pinned\)\n/);
+  assert.ok(!result.stdout.includes("both: toolChanges"), "an aggregate's members decide");
+});
