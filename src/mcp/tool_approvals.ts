@@ -7,7 +7,12 @@
  */
 import type { Clock, Timer } from "../core/clock.ts";
 import type { Logger } from "../observability/logger.ts";
-import type { KnownTool } from "./tool_integrity.ts";
+
+/** What the ledger says of one tool: the digests approved and waiting (tool_integrity.ts). */
+export interface ToolState {
+  approved?: string;
+  held?: string;
+}
 
 /** A tool a session's client was not shown: whose it is, and the digest that was held. */
 export interface HeldTool {
@@ -28,7 +33,7 @@ export interface ApprovalWatchOptions {
   logger: Logger;
   pollMs: number;
   /** What the ledger says of a server's tools now. */
-  read(server: string): Promise<{ tools: Map<string, KnownTool> }>;
+  read(server: string): Promise<{ tools: Map<string, ToolState> }>;
 }
 
 export class ApprovalWatch {
@@ -66,7 +71,7 @@ export class ApprovalWatch {
       for (const waiter of this.#waiting) {
         for (const held of waiter.held.values()) servers.add(held.server);
       }
-      const now = new Map<string, Map<string, KnownTool>>();
+      const now = new Map<string, Map<string, ToolState>>();
       await Promise.all([...servers].map(async (server) => {
         now.set(server, (await this.options.read(server)).tools);
       }));

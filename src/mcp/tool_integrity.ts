@@ -15,7 +15,7 @@ import type { ServerName } from "../core/ids.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { RecordedChange, ToolLedger, ToolRecord, ToolRules } from "./tool_ledger.ts";
 import { definitionOf, digestOf } from "./tool_definitions.ts";
-import { ApprovalWatch } from "./tool_approvals.ts";
+import { ApprovalWatch, type ToolState } from "./tool_approvals.ts";
 import { isObject, type Json } from "./translate/json_shape.ts";
 
 /** How long a replica trusts what it last read of a server's tools before reading again. */
@@ -45,9 +45,7 @@ export interface ToolOwner {
 }
 
 /** What this replica last read of one tool's record. */
-export interface KnownTool {
-  approved?: string;
-  held?: string;
+export interface KnownTool extends ToolState {
   changes?: string[];
 }
 
