@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { openKvStore } from "../src/store/kv.ts";
+import { type CimdAs, startCimdAs } from "./fixtures/cimd_as.ts";
 import { openTokensPage } from "./fixtures/credential_gateway.ts";
 import { listenForGateway } from "./fixtures/gateway.ts";
 import { connectWithOAuth } from "./fixtures/oauth_client.ts";
@@ -232,6 +233,43 @@ Deno.test("kind: mcp: a hostile or broken server cannot send Gatehouse elsewhere
     assert.equal(setup.as.registrations, 0);
   } finally {
     await internal.shutdown();
+    await setup.close();
+  }
+});
+
+Deno.test("kind: mcp with an authorization server that reads client ID metadata documents: Gatehouse's own document is the client, nothing is registered", async () => {
+  let cimd: CimdAs | undefined;
+  const setup = await startRemoteGateway({ startAs: async () => (cimd = await startCimdAs()) });
+  let client: Client | undefined;
+  try {
+    const document = `${setup.url}/oauth/upstream-client`;
+    const served = await fetch(document);
+    assert.equal(served.headers.get("cache-control"), "public, max-age=300");
+    assert.deepEqual(await served.json(), {
+      client_id: document,
+      client_name: "Gatehouse",
+      client_uri: setup.url,
+      redirect_uris: [`${setup.url}/oauth/callback/tracker`],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    });
+    const agent = await signIn(setup, "nora@example.com");
+    // A code sent back with another issuer's `iss` (a mix-up, RFC 9207) is not exchanged.
+    cimd!.sendIss = "http://evil.example";
+    const mixedUp = await agent.follow(`${setup.url}/oauth/connect?service=tracker`, () => false);
+    assert.match(mixedUp.url.href, /notice=connect_failed/);
+    assert.equal(cimd!.grants.authorization_code, undefined);
+    assert.match(setup.gw.logs.join("\n"), /service connection failed.*iss/);
+    cimd!.sendIss = undefined;
+    await connectTracker(setup, agent, "nora-at-tracker");
+    assert.deepEqual(cimd!.documentsFetched, [document, document]);
+    ({ client } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`));
+    const who = await whoami(client);
+    assert.equal(who.sub, "nora-at-tracker");
+    assert.equal(who.clientId, document);
+  } finally {
+    await client?.close();
     await setup.close();
   }
 });
