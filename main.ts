@@ -15,6 +15,8 @@ import { batchedLineWriter, writeStderr } from "./src/observability/line_writer.
 import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
 import { openKvStore } from "./src/store/kv.ts";
 import { type PublicServer, servePublic } from "./src/net/public_server.ts";
+import { type Https, startHttps } from "./src/net/tls/https.ts";
+import { readCertificateFiles } from "./src/net/tls/certificate.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
@@ -181,20 +183,27 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
   };
   let gateway = await createGateway(config, deps);
   const metrics = gateway.carried.metrics;
+  const events = {
+    shed: (reason: string) => metrics.connectionsShed.inc({ reason }),
+    timedOut: (limit: string) => metrics.connectionTimeouts.inc({ limit }),
+    handshakeFailed: () => metrics.tlsHandshakeFailures.inc(),
+  };
+  let https: Https | undefined;
   let server: PublicServer;
   try {
+    if (config.tls) {
+      https = await startHttps({ ...config, tls: config.tls }, { logger, clock, events });
+    }
     server = await servePublic(
       {
         hostname: config.listen.hostname,
         port: config.listen.port,
         limits: config.connections,
         front: config.connections.front,
+        listener: https?.port,
         logger,
         clock,
-        events: {
-          shed: (reason) => metrics.connectionsShed.inc({ reason }),
-          timedOut: (limit) => metrics.connectionTimeouts.inc({ limit }),
-        },
+        events,
       },
       (request, peer) => gateway.fetch(request, { remoteAddr: { hostname: peer } }),
     );
@@ -213,7 +222,8 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
     });
   } catch (error) {
     logger.error(...cannotListen("listen", config.listen, error));
-    await gateway.close();
+    await Promise.all([gateway.close(), https?.close()]);
+    https?.port.close();
     store.close();
     return EXIT.runtime;
   }
@@ -246,7 +256,10 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
       deadline,
     ]);
     // Past the grace, whoever is still connected (a client that stopped reading) is cut off.
-    await Promise.race([server.close(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    await Promise.race([
+      Promise.all([server.close(), https?.close()]),
+      new Promise((resolve) => setTimeout(resolve, 1_000)),
+    ]);
     store.close();
     logger.info("stopped");
     stopped.resolve();
@@ -262,9 +275,11 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
     reloading = true;
     try {
       const next = await loadConfigFile(configPath, env, { port });
-      const fixed = (["listen", "connections", "storage", "metrics"] as const).filter((key) =>
-        JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key])
-      );
+      // The certificate files are read again whatever the file says (renewed on disk).
+      void https?.reload("SIGHUP");
+      const fixed = (["listen", "connections", "storage", "metrics", "tls"] as const).filter((
+        key,
+      ) => JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key]));
       if (fixed.length) {
         logger.warn("these settings change only on restart; the running values stay", { fixed });
       }
@@ -275,6 +290,7 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
           connections: config.connections,
           storage: config.storage,
           metrics: config.metrics,
+          tls: config.tls,
         },
         deps,
         gateway,
@@ -395,6 +411,15 @@ async function main(args: string[]): Promise<number> {
     return await checkHealth(`http://${host}:${port}/health`);
   }
   if (command.name === "check") {
+    if (config.tls?.files) {
+      // What serve would refuse at start: unreadable files, a key of another certificate.
+      try {
+        await readCertificateFiles(config.tls.files);
+      } catch (error) {
+        console.error(`${command.configPath}: tls: ${(error as Error).message}`);
+        return EXIT.invalidConfig;
+      }
+    }
     console.log(
       `${command.configPath}: ok (${config.servers.size} server${
         config.servers.size === 1 ? "" : "s"

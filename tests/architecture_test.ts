@@ -59,7 +59,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "sdk.ts",
   ],
   "mcp/translate": ["core", "crypto", "mcp:leaf", "sdk.ts"],
-  "net": ["core", "observability"],
+  "net": ["config", "core", "observability"],
   "oauth": ["core", "crypto", "store"],
   "policy": ["config", "core"],
   "idp": ["config", "core", "crypto"],

@@ -9,6 +9,7 @@ import { CONNECTIONS_SCHEMA, LIMITS_SCHEMA, RATE_LIMITS_SCHEMA } from "./schema_
 import { AUDIT_SCHEMA, LOG_LEVEL_SCHEMA, METRICS_SCHEMA } from "./schema_observability.ts";
 import { OAUTH_SCHEMA } from "./schema_oauth.ts";
 import { SERVERS_SCHEMA } from "./schema_servers.ts";
+import { TLS_SCHEMA } from "./schema_tls.ts";
 
 export type { JsonSchema } from "./schema_builders.ts";
 export { SCHEMA_SERVER_KEYS } from "./schema_servers.ts";
@@ -58,6 +59,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
     ),
     limits: LIMITS_SCHEMA,
     connections: CONNECTIONS_SCHEMA,
+    tls: TLS_SCHEMA,
     trustedProxies: TRUSTED_PROXIES_SCHEMA,
     rateLimits: RATE_LIMITS_SCHEMA,
     audit: AUDIT_SCHEMA,

@@ -16,6 +16,7 @@ import { parseRateLimits } from "./rate_limits.ts";
 import type { Substitution } from "./server_backends.ts";
 import { parseServers } from "./servers.ts";
 import { parseReplicaId, parseStorage } from "./storage.ts";
+import { parseTls } from "./tls.ts";
 import { parseTrustedProxies, warnWithoutTrustedProxies } from "./trusted_proxies.ts";
 import type { ResolvedConfig } from "./types.ts";
 
@@ -42,6 +43,7 @@ const TOP_KEYS = [
   "metrics",
   "replicaId",
   "trustedProxies",
+  "tls",
 ];
 
 /**
@@ -79,7 +81,15 @@ export function validateConfig(
   );
   const trustedProxies = parseTrustedProxies(c, raw.trustedProxies);
   const connections = parseConnections(c, raw.connections, longestRequestMs);
-  warnWithoutTrustedProxies(c, baseUrl, false, trustedProxies);
+  const tls = parseTls(c, raw.tls, baseUrl);
+  if (tls && !connections.front) {
+    c.fail(
+      ["connections", "front"],
+      "must stay true with tls: the front terminates TLS",
+      "leave TLS to the proxy in front (and drop tls:), or keep the front",
+    );
+  }
+  warnWithoutTrustedProxies(c, baseUrl, tls !== undefined, trustedProxies);
   const config: ResolvedConfig = {
     listen,
     baseUrl,
@@ -89,6 +99,7 @@ export function validateConfig(
     limits,
     connections,
     trustedProxies,
+    tls,
     rateLimits: parseRateLimits(c, raw.rateLimits),
     audit: parseAudit(c, raw.audit),
     metrics: parseMetrics(c, raw.metrics),

@@ -35,7 +35,10 @@ export const HEADER_TIMEOUT = errorResponse(
   "the request head did not arrive in time (connections.headerTimeout)",
 );
 
-export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+/** What the front uses of a client connection: a TCP one, or the TLS port's (tls/tls_port.ts). */
+export type ClientConn = Pick<Deno.Conn, "read" | "write" | "close" | "remoteAddr">;
+
+export async function writeAll(conn: Pick<Deno.Conn, "write">, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
 }
 
@@ -56,15 +59,18 @@ export class FrontConnection {
   /** A refusal to write once the server has answered the requests before it and closed. */
   refusalAfterAnswers?: FramingError;
   closed = false;
+  /** A TLS handshake is under way (timed like a request head). */
+  handshaking = false;
 
-  constructor(readonly client: Deno.TcpConn, peer: string, now: number, maxHeadBytes?: number) {
+  constructor(readonly client: ClientConn, peer: string, now: number, maxHeadBytes?: number) {
     this.framing = new RequestFraming(peer, maxHeadBytes);
     this.phaseSince = this.lastActivity = now;
   }
 
   /** Waiting for a request head: part of one has come, or nothing at all has been asked yet. */
   get waitingForHead(): boolean {
-    return this.framing.phase === "head" || (!this.forwardedAny && this.framing.phase === "idle");
+    return this.handshaking || this.framing.phase === "head" ||
+      (!this.forwardedAny && this.framing.phase === "idle");
   }
 
   close(): void {

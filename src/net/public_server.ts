@@ -7,7 +7,13 @@
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../observability/logger.ts";
 import { defaultMaxConnections, openFileLimit } from "./descriptors.ts";
-import { type FrontEvents, type FrontLimits, peerOf, TcpFront } from "./tcp_front.ts";
+import {
+  type FrontEvents,
+  type FrontLimits,
+  type FrontListener,
+  peerOf,
+  TcpFront,
+} from "./tcp_front.ts";
 
 export interface PublicServer {
   /** Where clients connect (the port the kernel chose, when 0 was asked for). */
@@ -38,6 +44,8 @@ export interface PublicServerOptions {
    * front's limits and head checks, for deployments behind a proxy that enforces its own.
    */
   front?: boolean;
+  /** Client connections from here instead of a TCP listener of the front's own (the TLS port). */
+  listener?: FrontListener;
 }
 
 /** After the server behind stopped for want of file descriptors, how soon to try again. */
@@ -109,6 +117,7 @@ export async function servePublic(
       logger: options.logger,
       events: options.events,
       clock: options.clock,
+      listener: options.listener,
     });
   } catch (error) {
     closing = true;

@@ -15,6 +15,10 @@
  *   (a stream cut for reading too slowly, or a client that stopped reading, frees its socket);
  * - out of file descriptors (EMFILE), it stops accepting for a moment and carries on.
  *
+ * With TLS (tls/tls_port.ts hands over the connections) the front runs each handshake itself,
+ * before anything reaches the server: it counts against the cap, may be evicted like a slow
+ * head, and must finish within `headerTimeout`.
+ *
  * Requests pass through byte for byte but for one header naming the client's address
  * (request_framing.ts), which the server side reads back (`peerOf`). Everything else about
  * HTTP stays `Deno.serve`'s.
@@ -25,6 +29,7 @@ import type { Logger } from "../observability/logger.ts";
 import { type FramingError, PEER_HEADER } from "./request_framing.ts";
 import { ReadBuffer } from "./read_buffer.ts";
 import {
+  type ClientConn,
   FrontConnection,
   HEADER_TIMEOUT,
   isEmfile,
@@ -48,7 +53,18 @@ export interface FrontEvents {
    */
   shed?(reason: "connection_limit" | "evicted" | "no_descriptors"): void;
   /** A connection closed by a limit. */
-  timedOut?(which: "header" | "body" | "idle" | "send"): void;
+  timedOut?(which: TimeLimit): void;
+  /** A TLS handshake that failed (a client that does not trust the certificate, plain HTTP). */
+  handshakeFailed?(): void;
+}
+
+export type TimeLimit = "handshake" | "header" | "body" | "idle" | "send";
+
+/** Where client connections come from: a TCP listener, or the TLS port (TLS connections). */
+export interface FrontListener {
+  accept(): Promise<ClientConn>;
+  close(): void;
+  readonly addr: Deno.Addr;
 }
 
 export interface TcpFrontOptions {
@@ -61,6 +77,8 @@ export interface TcpFrontOptions {
   events?: FrontEvents;
   /** The clock the limits are measured and checked with. */
   clock?: Clock;
+  /** Accept from this instead of a new TCP listener on hostname:port (the TLS port). */
+  listener?: FrontListener;
 }
 
 /** How often limits are checked: every connection's deadlines are looked at once a tick. */
@@ -85,7 +103,7 @@ export class TcpFront {
   readonly #reported = new Map<string, { at: number; count: number }>();
 
   private constructor(
-    readonly listener: Deno.TcpListener,
+    readonly listener: FrontListener,
     readonly options: TcpFrontOptions,
   ) {
     this.#clock = options.clock ?? systemClock;
@@ -94,12 +112,13 @@ export class TcpFront {
 
   /** Listens on the TCP address and starts passing connections to `upstream`. */
   static listen(options: TcpFrontOptions): TcpFront {
-    const listener = Deno.listen({ hostname: options.hostname, port: options.port });
+    const listener = options.listener ??
+      Deno.listen({ hostname: options.hostname, port: options.port });
     return new TcpFront(listener, options);
   }
 
   get addr(): Deno.NetAddr {
-    return this.listener.addr;
+    return this.listener.addr as Deno.NetAddr;
   }
 
   /** Sends new connections to another unix socket (the server behind was started again). */
@@ -131,7 +150,7 @@ export class TcpFront {
 
   async #acceptLoop(): Promise<void> {
     while (!this.#closing) {
-      let client: Deno.TcpConn;
+      let client: ClientConn;
       try {
         client = await this.listener.accept();
       } catch (error) {
@@ -193,7 +212,14 @@ export class TcpFront {
   }
 
   /** Answers and closes a connection without reading from it. */
-  #refuse(client: Deno.Conn, response: Uint8Array): void {
+  #refuse(client: ClientConn, response: Uint8Array): void {
+    if ("handshake" in client) {
+      // An answer would need a handshake first, which the client could drag out: just close.
+      try {
+        client.close();
+      } catch { /* closed already */ }
+      return;
+    }
     // A small answer fits the socket's buffer: a client that never reads cannot hold this.
     void client.write(response).catch(() => {}).finally(() => {
       try {
@@ -202,13 +228,24 @@ export class TcpFront {
     });
   }
 
-  async #serve(client: Deno.TcpConn): Promise<void> {
+  async #serve(client: ClientConn): Promise<void> {
     const peer = (client.remoteAddr as Deno.NetAddr).hostname;
     const connection = new FrontConnection(client, peer, this.#clock.now());
     this.#connections.add(connection);
     this.#ticker ??= this.#clock.setInterval(() => this.#tick(), TICK_MS);
     try {
-      client.setNoDelay(true);
+      if ("handshake" in client) {
+        // The handshake is the front's, timed like a request head; nothing goes upstream first.
+        connection.handshaking = true;
+        try {
+          await (client as ClientConn & Pick<Deno.TlsConn, "handshake">).handshake();
+        } catch {
+          if (!connection.closed) this.options.events?.handshakeFailed?.();
+          return;
+        }
+        connection.handshaking = false;
+        connection.phaseSince = connection.lastActivity = this.#clock.now();
+      } else (client as Deno.TcpConn).setNoDelay(true);
       try {
         connection.upstream = await Deno.connect({
           transport: "unix",
@@ -307,7 +344,9 @@ export class TcpFront {
     for (const connection of this.#connections) {
       // Closed but not yet gone from the set (its loops are still winding down): once is enough.
       if (connection.closed) continue;
-      if (connection.writingSince > 0 && now - connection.writingSince > sendTimeoutMs) {
+      if (connection.handshaking) {
+        if (now - connection.phaseSince > headerTimeoutMs) this.#timeout(connection, "handshake");
+      } else if (connection.writingSince > 0 && now - connection.writingSince > sendTimeoutMs) {
         this.#timeout(connection, "send");
       } else if (
         connection.framing.phase === "head" && now - connection.phaseSince > headerTimeoutMs
@@ -329,15 +368,12 @@ export class TcpFront {
     }
   }
 
-  #timeout(
-    connection: FrontConnection,
-    which: "header" | "body" | "idle" | "send",
-    answered = false,
-  ) {
+  #timeout(connection: FrontConnection, which: TimeLimit, answered = false) {
     this.options.events?.timedOut?.(which);
     if (which !== "idle") {
       this.options.logger.info("connection closed by a time limit", {
-        limit: `connections.${which}Timeout`,
+        // A handshake is held to the head's limit.
+        limit: `connections.${which === "handshake" ? "header" : which}Timeout`,
         peer: (connection.client.remoteAddr as Deno.NetAddr).hostname,
       });
     }

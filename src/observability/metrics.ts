@@ -187,7 +187,11 @@ export class GatewayMetrics {
   );
   readonly connectionTimeouts = this.registry.counter(
     "gatehouse_connection_timeouts_total",
-    "Client connections closed by a connections: time limit (header, body, idle, send).",
+    "Client connections closed by a connections: time limit (handshake, header, body, idle, send).",
+  );
+  readonly tlsHandshakeFailures = this.registry.counter(
+    "gatehouse_tls_handshake_failures_total",
+    "TLS handshakes that failed (a client that does not trust the certificate, or spoke plain HTTP to the TLS port).",
   );
   readonly toolChanges = this.registry.counter(
     "gatehouse_tool_changes_total",
