@@ -25,6 +25,7 @@ import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
 import { type WaitingInput, WaitingInputs } from "./stateless_inputs.ts";
 import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
 import { passAsItIs } from "./backends/passage.ts";
+import { LinkToolMarks } from "./link_tool_marks.ts";
 
 export { type CallStep, LinkCall } from "./link_calls.ts";
 
@@ -61,6 +62,16 @@ export class StatelessLink {
    */
   readonly passes: boolean;
 
+  /** The `Mcp-Param-*` marks of the backend's tools (link_tool_marks.ts). */
+  readonly toolMarks = new LinkToolMarks((cursor) =>
+    this.call({
+      jsonrpc: "2.0",
+      id: `gh-tools-${++this.#next}`,
+      method: "tools/list",
+      params: cursor === undefined ? {} : { cursor },
+    }, false)
+  );
+
   onClosed(listener: () => void): void {
     this.session.onClose(() => listener());
   }
@@ -85,9 +96,9 @@ export class StatelessLink {
     request: RpcRequest,
     onNotification?: (notification: RpcNotification) => void,
     logLevel?: LogLevel,
+    asItIs = this.passes,
   ): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
-    const asItIs = this.passes;
     const call = new LinkCall(
       id,
       !asItIs && takesInput(request.method),
@@ -118,11 +129,15 @@ export class StatelessLink {
     return call;
   }
 
-  /** Sends `request` and waits for its answer, under `request.id`; for calls taking no input. */
-  async call(request: RpcRequest): Promise<RpcResponse> {
-    const call = await this.start(request);
+  /**
+   * Sends `request` and waits for its answer, under `request.id`; for calls taking no input.
+   * `asItIs` false sends a request of the gateway's own, without a 2026 envelope.
+   */
+  async call(request: RpcRequest, asItIs = this.passes): Promise<RpcResponse> {
+    const call = await this.start(request, undefined, undefined, asItIs);
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
+    if (request.method === "tools/list") this.toolMarks.heard(response);
     return { ...response, id: request.id };
   }
 
@@ -267,9 +282,11 @@ export class StatelessLinks {
   async #open(server: ServerConfig, principal: Principal): Promise<StatelessLink> {
     const session = await this.sessions.open(server, principal);
     const key = personAndServer(principal, server);
+    let link: StatelessLink | undefined;
     const channel = new LinkChannel(
       (message) => void session.fromClient(message),
       (notification) => {
+        if (notification.method === "notifications/tools/list_changed") link?.toolMarks.forget();
         for (const listener of this.#listeners.get(key) ?? []) listener(notification);
       },
     );
@@ -297,7 +314,7 @@ export class StatelessLinks {
       throw new Error(why);
     }
     await session.fromClient({ jsonrpc: "2.0", method: "notifications/initialized" });
-    return new StatelessLink(session, channel, this.clock, answer.result);
+    return link = new StatelessLink(session, channel, this.clock, answer.result);
   }
 }
 

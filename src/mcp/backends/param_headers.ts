@@ -87,6 +87,17 @@ export class ToolHeaderMarks {
     return this.#byTool.has(name);
   }
 
+  /** The marks of the tool `name`: none for a tool without any, or one not known. */
+  marksOf(name: string): readonly HeaderMark[] {
+    return this.#byTool.get(name) ?? [];
+  }
+
+  /** Forgets every tool (their list changed): they are read again when next needed. */
+  forget(): void {
+    this.#byTool.clear();
+    this.complete = false;
+  }
+
   headersFor(name: string, args: unknown): Record<string, string> {
     return paramHeaders(this.#byTool.get(name) ?? [], args);
   }

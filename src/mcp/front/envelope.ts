@@ -209,7 +209,9 @@ export function trimOws(value: string): string {
 
 /** Mcp-Name and Mcp-Param-* carry what is not plain ASCII in base64; other headers as is. */
 function asHeader(header: string, value: string): string {
-  return header === "Mcp-Name" ? encodeHeaderValue(value) : value;
+  return header === "Mcp-Name" || header.startsWith("Mcp-Param-")
+    ? encodeHeaderValue(value)
+    : value;
 }
 
 /** A value quoted for a message, cut short: headers and names come from the client. */

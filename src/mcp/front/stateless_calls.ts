@@ -14,6 +14,8 @@ import {
   type RpcResponse,
 } from "../jsonrpc.ts";
 import type { HeldInput, LinkCall, StatelessLink } from "../stateless_links.ts";
+import type { HeaderReader } from "./envelope.ts";
+import { paramRefusal } from "./param_headers.ts";
 import { answersForBackend } from "../translate/input_answers.ts";
 import {
   capabilityRefusal,
@@ -108,6 +110,7 @@ export async function continueWithInput(
   envelope: StatelessEnvelope,
   ctx: FrontContext,
   ref: string,
+  headers: HeaderReader,
 ): Promise<CallAnswer> {
   const params = (message.params ?? {}) as Json;
   const waiting = ctx.links.waiting.take(ref);
@@ -118,6 +121,16 @@ export async function continueWithInput(
         "retry reached another gateway replica): send the original request again without " +
         "requestState and inputResponses",
     );
+  }
+  const mismatch = await paramRefusal(waiting.link, message, headers);
+  if (mismatch) {
+    // Refused before the backend heard anything: the same state may be retried.
+    ctx.links.waiting.hold(waiting, ref);
+    const { code, message: text, data, status } = mismatch;
+    return {
+      body: { jsonrpc: "2.0", id: message.id, error: { code, message: text, data } },
+      status,
+    };
   }
   const outcome = answersForBackend(waiting.asked, params.inputResponses);
   if (outcome.kind === "malformed") {

@@ -32,10 +32,13 @@ import { passedState, passThrough } from "./stateless_passage.ts";
 import { jsonResponse } from "./http_util.ts";
 import { handleListen } from "./stateless_listen.ts";
 import type { Refusal, StatelessNotification, StatelessRequest } from "./revision.ts";
+import type { HeaderReader } from "./envelope.ts";
+import { paramRefusal } from "./param_headers.ts";
 
 export async function handleStatelessRequest(
   choice: StatelessRequest,
   ctx: FrontContext,
+  headers: HeaderReader,
 ): Promise<Response> {
   const { message } = choice;
   const input = takesInput(message.method);
@@ -48,7 +51,7 @@ export async function handleStatelessRequest(
     if (typeof ref !== "string") return answer(ref.body, ref.status);
     backendState = passedState(ref);
     if (backendState === undefined) {
-      const served = await continueWithInput(message, choice.envelope, ctx, ref);
+      const served = await continueWithInput(message, choice.envelope, ctx, ref, headers);
       return answer(served.body, served.status);
     }
   }
@@ -61,6 +64,9 @@ export async function handleStatelessRequest(
       : undefined;
     return input ? answer(input.body, input.status) : linkRefusal(error, choice, ctx);
   }
+  // Mcp-Param-* against the arguments, by the marks the backend gives the tool.
+  const mismatch = await paramRefusal(link, message, headers);
+  if (mismatch) return refusalResponse(mismatch);
   if (link.passes && message.method !== "subscriptions/listen") {
     return await passThrough(message, link, ctx, choice.envelope.logLevel, backendState);
   }

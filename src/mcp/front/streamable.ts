@@ -70,7 +70,7 @@ export async function handleStreamablePost(request: Request, ctx: FrontContext):
   if (lane.lane === "refused") return refusalResponse(lane);
   if (lane.lane === "stateless") {
     return lane.kind === "request"
-      ? await handleStatelessRequest(lane, ctx)
+      ? await handleStatelessRequest(lane, ctx, request.headers)
       : handleStatelessNotification(lane);
   }
   const parsed = classifyClientMessage(body);
