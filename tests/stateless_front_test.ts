@@ -53,7 +53,10 @@ Deno.test("a 2026-07-28 client discovers, lists and calls tools without a sessio
     assert.equal(discover.status, 200, discover.text);
     assert.equal(discover.headers.get("mcp-session-id"), null);
     const found = result(discover);
-    assert.deepEqual(found.supportedVersions, [VERSION]);
+    // Every revision /fx/mcp serves, as -32022 lists them: 2026-07-28, then sessions' ones.
+    const versions = found.supportedVersions as string[];
+    assert.equal(versions[0], VERSION);
+    assert.ok(versions.includes("2025-11-25"), `supportedVersions: ${versions}`);
     assert.equal(found.resultType, "complete");
     assert.ok((found.capabilities as Record<string, unknown>).tools, JSON.stringify(found));
     assert.equal(

@@ -10,6 +10,7 @@ import type { RpcRequest, RpcResponse } from "../jsonrpc.ts";
 import type { StatelessLink } from "../stateless_links.ts";
 import { ended, progressTokenOf } from "../link_calls.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
+import { discoverAtGateway } from "../translate/discover.ts";
 import { type LogLevel, modernHttpStatus } from "../protocol_versions.ts";
 import type { FrontContext } from "./context.ts";
 import { jsonResponse } from "./http_util.ts";
@@ -45,15 +46,21 @@ export async function passThrough(
     ? message
     : { ...message, params: { ...message.params, requestState: backendState } };
   if (progressTokenOf(message) === undefined && logLevel === undefined) {
-    const response = await sealed(await link.call(sent), message, ctx);
+    const response = await sealed(atGateway(await link.call(sent), message), message, ctx);
     return jsonResponse(response, statusOf(response));
   }
   return answerOnStream(message, ctx, async (send) => {
     const call = await link.start(sent, send, logLevel);
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
-    return await sealed({ ...response, id: message.id }, message, ctx);
+    return await sealed(atGateway({ ...response, id: message.id }, message), message, ctx);
   });
+}
+
+/** The backend's `server/discover` answer with the revisions the gateway's URL serves. */
+function atGateway(response: RpcResponse, message: RpcRequest): RpcResponse {
+  if (message.method !== "server/discover" || response.result === undefined) return response;
+  return { ...response, result: discoverAtGateway(response.result) as RpcResponse["result"] };
 }
 
 /** The status the backend's answer would have had over HTTP, whatever its transport. */

@@ -9,7 +9,7 @@
  */
 import { negotiateProtocolVersion } from "../protocol_versions.ts";
 import { isObject, type Json, without } from "./json_shape.ts";
-import { MetaKey, MODERN_PROTOCOL_VERSIONS } from "../protocol_versions.ts";
+import { MetaKey, MODERN_PROTOCOL_VERSIONS, servedProtocolVersions } from "../protocol_versions.ts";
 
 const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
@@ -28,15 +28,16 @@ export function serverCapabilitiesFor2025(capabilities: unknown): Json {
 }
 
 /**
- * The `server/discover` answer for a 2025 backend: the gateway's modern revisions (it speaks
- * them on the backend's behalf), the backend's capabilities and instructions, its identity in
- * `_meta`, and the safe cache hints.
+ * The `server/discover` answer for a 2025 backend: every revision the gateway's URL serves
+ * (the modern ones on the backend's behalf, the session ones after `initialize`: the same list
+ * a -32022 refusal gives as `supported`, which a client may hold to this one), the backend's
+ * capabilities and instructions, its identity in `_meta`, and the safe cache hints.
  */
 export function discoverFromInitialize(initialize: Json): Json {
   const meta = isObject(initialize._meta) ? initialize._meta : {};
   const result: Json = {
     resultType: "complete",
-    supportedVersions: [...MODERN_PROTOCOL_VERSIONS],
+    supportedVersions: servedProtocolVersions(),
     capabilities: serverCapabilitiesFor2026(initialize.capabilities),
     ttlMs: 0,
     cacheScope: "private",
@@ -80,4 +81,13 @@ export function initializeFromDiscover(
 export function pickModernVersion(supportedVersions: unknown): string | undefined {
   if (!Array.isArray(supportedVersions)) return undefined;
   return MODERN_PROTOCOL_VERSIONS.find((version) => supportedVersions.includes(version));
+}
+
+/**
+ * A 2026 backend's own `server/discover` result as the gateway's URL answers it: the revisions
+ * listed are the gateway's to name (it serves 2025 sessions in front of that backend too, and
+ * refuses any other 2026 revision itself); the rest is the backend's, as it wrote it.
+ */
+export function discoverAtGateway(result: unknown): unknown {
+  return isObject(result) ? { ...result, supportedVersions: servedProtocolVersions() } : result;
 }

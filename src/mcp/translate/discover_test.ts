@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Json } from "./json_shape.ts";
 import {
+  discoverAtGateway,
   discoverFromInitialize,
   initializeFromDiscover,
   pickModernVersion,
@@ -19,6 +20,8 @@ const CAPABILITIES = {
   experimental: { "x-feature": {} },
 };
 const CACHE = { ttlMs: 0, cacheScope: "private" };
+/** Every revision the gateway's URL serves: 2026-07-28 on its own, the rest in sessions. */
+const SERVED = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
 
 /** Each row: a 2025 backend's InitializeResult beside the discover answer a 2026 client gets. */
 const DISCOVER: { name: string; initialize: Json; discover: Json }[] = [
@@ -32,7 +35,7 @@ const DISCOVER: { name: string; initialize: Json; discover: Json }[] = [
     },
     discover: {
       resultType: "complete",
-      supportedVersions: ["2026-07-28"],
+      supportedVersions: SERVED,
       capabilities: CAPABILITIES,
       instructions: "Read files.",
       ...CACHE,
@@ -49,7 +52,7 @@ const DISCOVER: { name: string; initialize: Json; discover: Json }[] = [
     },
     discover: {
       resultType: "complete",
-      supportedVersions: ["2026-07-28"],
+      supportedVersions: SERVED,
       capabilities: { tools: {} },
       ...CACHE,
       _meta: { trace: "t1", [INFO]: SERVER_INFO },
@@ -60,7 +63,7 @@ const DISCOVER: { name: string; initialize: Json; discover: Json }[] = [
     initialize: { protocolVersion: "2025-11-25" },
     discover: {
       resultType: "complete",
-      supportedVersions: ["2026-07-28"],
+      supportedVersions: SERVED,
       capabilities: {},
       ...CACHE,
     },
@@ -137,6 +140,12 @@ for (const row of INITIALIZE) {
     assert.deepEqual(initializeFromDiscover(row.discover, row.requested, FALLBACK), row.initialize);
   });
 }
+
+Deno.test("discoverAtGateway() names the revisions the gateway serves and keeps the backend's rest", () => {
+  const own = { resultType: "complete", supportedVersions: ["2026-07-28"], capabilities: {} };
+  assert.deepEqual(discoverAtGateway(own), { ...own, supportedVersions: SERVED });
+  assert.equal(discoverAtGateway("not a result"), "not a result");
+});
 
 Deno.test("serverCapabilitiesFor2025() drops an extensions object left empty", () => {
   assert.deepEqual(
