@@ -58,11 +58,11 @@ Deno.test("a service token counts as a member of its groups: the server's access
     assert.deepEqual(await initialize(`${gw.url}/builds/mcp`, `Bearer ${OTHER_TOKEN}`), {
       status: 403,
       challenge:
-        `Bearer realm="gatehouse", error="insufficient_scope", error_description="a caller without an email address may not use the server 'builds'; ask the gateway's administrators for access"`,
+        `Bearer realm="gatehouse", error="insufficient_scope", error_description="a caller without an email address may not use the server 'builds': it needs one of the groups ci, and this credential has none of them (it has no groups); add one to the credential's groups: in serviceAuths"`,
       error: {
         error: "insufficient_scope",
         error_description:
-          'a caller without an email address may not use the server "builds"; ask the gateway\'s administrators for access',
+          'a caller without an email address may not use the server "builds": it needs one of the groups ci, and this credential has none of them (it has no groups); add one to the credential\'s groups: in serviceAuths',
       },
     });
     // The configuration warned of the token that no rule admits.

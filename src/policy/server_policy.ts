@@ -160,8 +160,14 @@ export function compileServerPolicy(server: ServerConfig): ServerPolicy {
     admits,
     refusal(caller) {
       if (admits(caller)) return undefined;
-      const who = caller.email ?? "a caller without an email address";
-      return `${who} may not use the server "${server.name}"; ask the gateway's administrators for access`;
+      // A person is told whom to ask, not the access list (it may name internal groups); a
+      // service credential is the administrators' own, so they are told what it lacks.
+      if (caller.email !== undefined) {
+        return `${caller.email} may not use the server "${server.name}"; ask the gateway's administrators for access`;
+      }
+      return `a caller without an email address may not use the server "${server.name}": ${
+        missingForCredential(server.access!, caller)
+      }`;
     },
     filtersTools: verdictOf !== undefined,
     mayUseTool,
@@ -173,4 +179,17 @@ export function compileServerPolicy(server: ServerConfig): ServerPolicy {
       });
     },
   };
+}
+
+/** What a caller without an email address (a service credential) lacks to pass `access`. */
+function missingForCredential(access: AccessRule, caller: Caller): string {
+  if (access.groups.length === 0) {
+    return "its access: admits by email address or domain only, which a service credential does not have; list a group under access.groups and give it to the credential (groups: in serviceAuths)";
+  }
+  const held = caller.groups?.length
+    ? `its groups: ${caller.groups.join(", ")}`
+    : "it has no groups";
+  return `it needs one of the groups ${
+    access.groups.join(", ")
+  }, and this credential has none of them (${held}); add one to the credential's groups: in serviceAuths`;
 }

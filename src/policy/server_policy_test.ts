@@ -127,7 +127,23 @@ Deno.test("refusal() names the caller and the server and says whom to ask", () =
   );
   assert.equal(
     policy.refusal(CI),
-    'a caller without an email address may not use the server "files"; ask the gateway\'s administrators for access',
+    'a caller without an email address may not use the server "files": its access: admits by email address or domain only, which a service credential does not have; list a group under access.groups and give it to the credential (groups: in serviceAuths)',
+  );
+});
+
+Deno.test("refusal() tells a service credential which group it lacks, and which it has", () => {
+  const policy = compileServerPolicy(
+    server({ access: { emails: [], domains: ["example.com"], groups: ["billing", "finance"] } }),
+  );
+  assert.equal(
+    policy.refusal({ groups: ["ci"] }),
+    'a caller without an email address may not use the server "files": it needs one of the groups billing, finance, and this credential has none of them (its groups: ci); add one to the credential\'s groups: in serviceAuths',
+  );
+  assert.match(policy.refusal({})!, /has none of them \(it has no groups\)/);
+  // A person is not shown the access list.
+  assert.equal(
+    policy.refusal({ email: "bob@partner.org", groups: [] }),
+    'bob@partner.org may not use the server "files"; ask the gateway\'s administrators for access',
   );
 });
 
