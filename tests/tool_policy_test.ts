@@ -163,11 +163,15 @@ Deno.test("an aggregate leaves out members a person may not use and applies each
       const refused = await client.callTool({ name: "tools.test_image_content", arguments: {} })
         .then(() => undefined, (error: Error) => error);
       assert.match(String(refused?.message), /not available to you/);
+      // A left-out member's tool is refused as not allowed, not as unknown, and audited so.
       const hidden = await client.callTool({ name: "hidden.test_simple_text", arguments: {} })
         .then((result) => result, (error: Error) => error);
-      assert.ok(
-        hidden instanceof Error || hidden.isError === true,
-        `a left-out member's tool is not called: ${JSON.stringify(hidden)}`,
+      assert.ok(hidden instanceof Error, `a left-out member's tool was called: ${hidden}`);
+      assert.match(hidden.message, /the tool "hidden\.test_simple_text" is not available to you/);
+      assert.deepEqual((hidden as Error & { data?: unknown }).data, { reason: "tool_not_allowed" });
+      assert.deepEqual(
+        auditOutcomes(gw).filter(([, target]) => target === "hidden.test_simple_text"),
+        [["both", "hidden.test_simple_text", "refused"]],
       );
     } finally {
       await client.close();

@@ -2,7 +2,7 @@
  * A session's tool gate: which tools one caller may see and call on one server, by the names
  * that server's client sees. A server's own `tools:` applies to those names; an aggregate's
  * client sees `member<delimiter>tool`, so each member's own `tools:` applies as well, to the
- * member's name for it. Undefined when nothing is filtered, so such sessions check nothing.
+ * member's name for it, and a member whose `access:` refuses the caller allows none of its tools. Undefined when nothing is filtered, so such sessions check nothing.
  * (An aggregate also leaves refused tools out of what it lists and routes, by their full
  * names: the member's own for the member's policy, `member<delimiter>tool` for its own. This
  * gate is what refuses the call before the aggregate sees it, except for a listed name of the
@@ -25,7 +25,12 @@ export function toolGateFor(
     ? server.members.map((name) => memberPart(name, server.delimiter, policies.get(name)))
       .sort((a, b) => b.prefix.length - a.prefix.length)
     : [];
-  const filtering = members.some((member) => member.policy?.filtersTools);
+  // A member whose access: does not admit the caller is left out of the aggregate: its tools
+  // are refused here like any other the caller may not use, not left for the aggregate to call
+  // unknown.
+  const filtering = members.some((member) =>
+    member.policy?.filtersTools || member.policy?.admits(caller) === false
+  );
   if (!own?.filtersTools && !filtering) return undefined;
   return {
     allows(name) {
@@ -33,7 +38,9 @@ export function toolGateFor(
       if (own?.filtersTools && !own.mayUseTool(caller, name)) return false;
       if (!filtering) return true;
       const member = members.find((part) => name.startsWith(part.prefix));
-      return member?.policy?.mayUseTool(caller, name.slice(member.prefix.length)) ?? true;
+      if (!member?.policy) return true;
+      return member.policy.admits(caller) &&
+        member.policy.mayUseTool(caller, name.slice(member.prefix.length));
     },
   };
 }

@@ -42,3 +42,15 @@ Deno.test("toolGateFor() applies each aggregate member's policy to the member's 
   // Both "a_" and "a_b_" begin it: the longer names the member (a_b, which denies nothing).
   assert.equal(gate.allows("a_b_delete_x"), true);
 });
+
+Deno.test("toolGateFor() refuses every tool of an aggregate member whose access refuses the caller", () => {
+  const billing = server("billing", { access: { emails: [], domains: [], groups: ["finance"] } });
+  const policies = compilePolicies([billing, server("docs"), aggregate([])]);
+  const all = aggregate(["billing", "docs"]);
+  const outsider = toolGateFor(policies, all, { email: "bob@example.com", groups: [] })!;
+  assert.deepEqual(
+    ["billing.add", "docs.read", "other.tool"].map((name) => outsider.allows(name)),
+    [false, true, true],
+  );
+  assert.equal(toolGateFor(policies, all, { groups: ["finance"] }), undefined);
+});
