@@ -346,3 +346,30 @@ servers:
     }
   });
 });
+
+Deno.test("a call from a client that never listed is judged on the server's tools as they are now", async () => {
+  await withStorage(async (storage) => {
+    const fixture = await startChangingTools(TOOLS);
+    const yaml = config(fixture, storage);
+    const gw = await startGateway(yaml, {}, { storage });
+    try {
+      assert.deepEqual(Object.keys(await listed(gw)).sort(), ["echo", "search"]);
+      fixture.change("search", { description: PULLED });
+
+      // Its list cached from before the change: it calls at once, and nobody listed since.
+      const client = await connectClient(gw.url, "vendor", "streamable", TOKEN);
+      const refused = await client.callTool({ name: "search", arguments: {} })
+        .then(() => undefined, (error: Error & { data?: { reason?: string } }) => error);
+      assert.equal(refused?.data?.reason, "tool_change_held", String(refused));
+      assert.equal((await client.callTool({ name: "echo", arguments: {} })).isError, undefined);
+      await client.close();
+      const stateless2026 = await stateless(gw, "tools/call", { name: "search", arguments: {} });
+      assert.equal(stateless2026.error?.data?.reason, "tool_change_held");
+      assert.deepEqual(fixture.calls, ["echo"], "the held tool never ran");
+      assert.equal(toolChanges(gw).length, 1, "found by the gateway's own listing, once");
+    } finally {
+      await gw.close();
+      await fixture.close();
+    }
+  });
+});

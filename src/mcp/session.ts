@@ -31,6 +31,7 @@ import { type PendingRequest, PendingRequests } from "./session_requests.ts";
 import type { ToolGate } from "../core/tool_gate.ts";
 import { toolRefusal, visibleTools } from "./tool_gate.ts";
 import { SessionTools } from "./session_tools.ts";
+import { OwnRequests } from "./own_requests.ts";
 import type { ToolIntegrity } from "./tool_integrity.ts";
 
 /** Where the session sends what the backend says. Implemented by each front transport. */
@@ -95,8 +96,11 @@ export class Session {
     this.activity = new Activity(options.clock);
     this.#handshake = new Handshake(options.resumed);
     if (options.toolIntegrity) {
-      const tell = (message: JSONRPCMessage) => this.#channel?.deliver(message);
-      this.#tools = new SessionTools(options.toolIntegrity, options.server, tell);
+      this.#tools = new SessionTools(options.toolIntegrity, options.server, {
+        tell: (message) => this.#channel?.deliver(message),
+        ask: new OwnRequests(options.clock, options.requestTimeoutMs),
+        send: (message) => this.#send(message),
+      });
     }
     this.#pending = new PendingRequests({
       clock: options.clock,
@@ -273,6 +277,7 @@ export class Session {
     if (!classified) return;
     if (classified.kind === "response") {
       const response = classified.message;
+      if (this.#tools?.ownAnswer(response)) return;
       const pending = this.#pending.answered(response);
       if (!pending) {
         this.#options.logger.debug("dropped a response to no pending request", {

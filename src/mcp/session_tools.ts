@@ -3,7 +3,8 @@
  * against the approved definitions before the client sees them, and each tools/call is checked
  * against what this session was shown and what the ledger knows: a change any session or replica
  * saw holds the tool here too, and a tool this session was shown in a definition not approved
- * (held when it listed) stays refused until that definition is approved.
+ * (held when it listed) stays refused until that definition is approved. A session whose client
+ * calls before listing (its list cached from elsewhere) lists the tools itself first.
  */
 import type { ServerConfig } from "../config/types.ts";
 import type { JSONRPCMessage } from "../sdk.ts";
@@ -18,9 +19,12 @@ import {
 } from "./tool_integrity.ts";
 import { isObject } from "./translate/json_shape.ts";
 import type { ApprovalWaiter, HeldTool } from "./tool_approvals.ts";
+import type { OwnRequests } from "./own_requests.ts";
 
 /** Names a session was shown, with the digest each was shown with; bounded like the list. */
 const MAX_REMEMBERED = 10_000;
+/** Pages the gateway reads when it lists a server's tools itself. */
+const MAX_OWN_PAGES = 20;
 
 type Maybe<T> = T | Promise<T>;
 
@@ -30,26 +34,37 @@ export class SessionTools implements ApprovalWaiter {
   /** Client-side name → the tool left out of this session's lists, until approved. */
   readonly held = new Map<string, HeldTool>();
 
+  /** Whether this session reviewed a list since it started or the server's last list_changed. */
+  #listed = false;
+  /** The gateway's own listing under way, for calls that came before any list. */
+  #listing?: Promise<void>;
+
   constructor(
     private readonly integrity: ToolIntegrity,
     private readonly server: ServerConfig,
-    /** Sends the session's client a notification. */
-    private readonly tell: (message: JSONRPCMessage) => void = () => {},
+    private readonly session: SessionSide = {},
   ) {}
 
   /** A held tool was approved: the client is told to list again, and now sees it. */
   approved(): void {
-    this.tell({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    this.session.tell?.({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+  }
+
+  /** Takes the backend's answer to the gateway's own listing. */
+  ownAnswer(response: RpcResponse): boolean {
+    return this.session.ask?.answered(response) ?? false;
   }
 
   /** The session ended: nothing more to tell its client. */
   close(): void {
     this.integrity.approvals.forget(this);
+    this.session.ask?.endAll("the session ended");
   }
 
   /** The server announced a new list: what this session was shown no longer says what it has. */
   listChanged(): void {
     this.#shown.clear();
+    this.#listed = false;
   }
 
   /**
@@ -60,6 +75,7 @@ export class SessionTools implements ApprovalWaiter {
   async reviewList(response: RpcResponse): Promise<RpcResponse> {
     const tools = listedTools(response.result);
     if (!tools) return response;
+    this.#listed = true;
     try {
       const list: ListReview = new Map();
       const verdicts = await Promise.all(tools.map(async (tool) => {
@@ -94,10 +110,39 @@ export class SessionTools implements ApprovalWaiter {
     if (typeof name !== "string") return undefined;
     const owner = this.integrity.ownerOf(this.server, name);
     if (!owner || owner.server.toolChanges === "allow") return undefined;
+    if (!this.#listed && this.session.ask) {
+      // A client that never listed here (its list cached from elsewhere): the gateway lists
+      // first, so the call is judged on what the server says now, not on a list seen elsewhere.
+      return (this.#listing ??= this.#listOwn().finally(() => this.#listing = undefined))
+        .then(() => this.#judgeNow(id, name, owner));
+    }
+    return this.#judgeNow(id, name, owner);
+  }
+
+  #judgeNow(id: RequestId, name: string, owner: ToolOwner): Maybe<JSONRPCMessage | undefined> {
     const known = this.integrity.knownNow(owner.server.name);
     return known instanceof Promise
       ? known.then((state) => this.#judge(id, name, owner, state.tools))
       : this.#judge(id, name, owner, known.tools);
+  }
+
+  /** Lists the server's tools as the gateway (every page, at most MAX_OWN_PAGES) and reviews them. */
+  async #listOwn(): Promise<void> {
+    const { ask, send } = this.session;
+    if (!ask || !send) return;
+    let cursor: unknown;
+    try {
+      for (let page = 0; page < MAX_OWN_PAGES; page++) {
+        const answer = await ask.ask(send, "tools/list", cursor === undefined ? {} : { cursor });
+        if (!answer.result) return;
+        await this.reviewList(answer);
+        cursor = answer.result.nextCursor;
+        if (typeof cursor !== "string") return;
+      }
+    } catch (error) {
+      // Judged on what the ledger knows, as before this listing was tried.
+      this.integrity.options.logger.warn("could not list the tools before a call", { error });
+    }
   }
 
   #judge(
@@ -123,6 +168,13 @@ export class SessionTools implements ApprovalWaiter {
       passes(now, shown) ? undefined : toolRefusal(id, name, owner, now)
     );
   }
+}
+
+/** What a session gives its SessionTools: its client, and a way to ask its backend itself. */
+export interface SessionSide {
+  tell?(message: JSONRPCMessage): void;
+  ask?: OwnRequests;
+  send?(message: JSONRPCMessage): Promise<void>;
 }
 
 /**
