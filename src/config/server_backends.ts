@@ -189,6 +189,13 @@ export function parseHttp(
     oauthConfigured,
     true,
   );
+  if (server.userToken?.kind === "mcp" && server.url.includes("{{")) {
+    c.fail(
+      [...path, "url"],
+      "a kind: mcp server's URL cannot hold placeholders",
+      "give the server's one URL: its authorization is discovered once per server, not per person",
+    );
+  }
   return server;
 }
 

@@ -109,6 +109,11 @@ Deno.test("parseMcpUserToken() refuses what cannot work, with path, line and hin
       kind: oauth
       authorizationHosts: [auth.linear.example]
       oauth: { issuer: "https://linear.example", clientId: x }
+  wiki:
+    transport: streamable-http
+    url: "https://{{user.email}}.wiki.example/mcp"
+    requiresUserToken: true
+    userToken: { kind: mcp }
 `);
   assert.deepEqual(issues, [
     {
@@ -141,6 +146,13 @@ Deno.test("parseMcpUserToken() refuses what cannot work, with path, line and hin
       message: "is only used with kind: mcp",
       hint: "remove it, or say kind: mcp",
       line: 27,
+    },
+    {
+      path: ["servers", "wiki", "url"],
+      message: "a kind: mcp server's URL cannot hold placeholders",
+      hint:
+        "give the server's one URL: its authorization is discovered once per server, not per person",
+      line: 31,
     },
   ]);
 });
