@@ -13,6 +13,9 @@ import { systemClock } from "./src/core/clock.ts";
 import { createLogger, type Logger } from "./src/observability/logger.ts";
 import { batchedLineWriter, writeStderr } from "./src/observability/line_writer.ts";
 import { EXPOSITION_CONTENT_TYPE } from "./src/observability/metrics.ts";
+import { otlpTracesEndpoint, watchTraceExport } from "./src/observability/export_watch.ts";
+import { TRACING } from "./src/observability/tracing.ts";
+import { tcpProbe } from "./src/net/tcp_probe.ts";
 import { openKvStore } from "./src/store/kv.ts";
 import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { type Https, startHttps } from "./src/net/tls/https.ts";
@@ -183,6 +186,11 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
   };
   let gateway = await createGateway(config, deps);
   const metrics = gateway.carried.metrics;
+  // Deno drops spans it cannot export without a word: the log says when the endpoint is away.
+  const endpoint = otlpTracesEndpoint(env);
+  const probe = () => tcpProbe(endpoint, 5_000, clock);
+  const exportWatch = TRACING ? watchTraceExport({ endpoint, probe, clock, logger }) : undefined;
+  void exportWatch?.check();
   const events = {
     shed: (reason: string) => metrics.connectionsShed.inc({ reason }),
     timedOut: (limit: string) => metrics.connectionTimeouts.inc({ limit }),
@@ -249,6 +257,7 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
     if (stopping) return;
     stopping = true;
     logger.info("shutting down", { signal, graceMs: config.shutdownGraceMs });
+    exportWatch?.stop();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
     // Ending sessions closes their streams, so the server's shutdown can finish.
     await Promise.race([
