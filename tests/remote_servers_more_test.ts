@@ -273,3 +273,24 @@ Deno.test("kind: mcp with an authorization server that reads client ID metadata 
     await setup.close();
   }
 });
+
+Deno.test("kind: mcp: a registration the server forgot is found out before the person is sent there, and made again", async () => {
+  const setup = await startRemoteGateway();
+  let client: Client | undefined;
+  try {
+    const agent = await signIn(setup, "otto@example.com");
+    await connectTracker(setup, agent, "otto-at-tracker");
+    assert.equal(setup.as.registrations, 1);
+    // The server loses every registration (a reset, a cleanup of idle clients); the person's
+    // browser would be stopped at its authorization endpoint with nowhere to go back to.
+    await setup.as.forgetClients();
+    setup.advance(11 * 60_000);
+    await connectTracker(setup, agent, "otto-at-tracker");
+    assert.equal(setup.as.registrations, 2);
+    ({ client } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`));
+    assert.equal((await whoami(client)).sub, "otto-at-tracker");
+  } finally {
+    await client?.close();
+    await setup.close();
+  }
+});

@@ -98,6 +98,42 @@ export class UpstreamIdentities {
     return toClient(kept ?? registered);
   }
 
+  /**
+   * Whether the server still knows a registered client. A server that lost it refuses the
+   * person's browser at its authorization endpoint and never sends them back (RFC 6749
+   * §4.1.2.1), so Gatehouse asks first: a code exchange with a code that cannot exist is
+   * answered `invalid_client` for an unknown client and `invalid_grant` for a known one.
+   */
+  async stillKnown(
+    server: oauth.AuthorizationServer,
+    client: UpstreamClient,
+    redirectUri: string,
+    fetch: typeof globalThis.fetch,
+  ): Promise<boolean> {
+    const body = new URLSearchParams({
+      grant_type: "authorization_code",
+      code: `gatehouse-probe-${crypto.randomUUID()}`,
+      redirect_uri: redirectUri,
+      code_verifier: "gatehouse-probe-".padEnd(64, "0"),
+      client_id: client.clientId,
+    });
+    const headers: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+      accept: "application/json",
+    };
+    if (client.authMethod === "client_secret_basic") {
+      const pair = `${encodeURIComponent(client.clientId)}:${
+        encodeURIComponent(client.clientSecret!)
+      }`;
+      headers.authorization = `Basic ${btoa(pair)}`;
+    } else if (client.authMethod === "client_secret_post") {
+      body.set("client_secret", client.clientSecret!);
+    }
+    const response = await fetch(server.token_endpoint!, { method: "POST", headers, body });
+    const answer = await response.json().catch(() => undefined) as { error?: unknown } | undefined;
+    return answer?.error !== "invalid_client";
+  }
+
   /** Forgets a registration the server no longer knows (`invalid_client`). */
   async forget(server: oauth.AuthorizationServer, redirectUri: string): Promise<void> {
     await this.deps.store.delete(KEYS.upstreamClient(server.issuer, redirectUri));
@@ -112,7 +148,12 @@ export class UpstreamIdentities {
     if (typeof record?.sealed !== "string") return undefined;
     const text = await unseal(this.deps.keys, record.sealed, associatedData(issuer, redirectUri));
     // Sealed under a secret no longer configured: register again.
-    return text === undefined ? undefined : JSON.parse(text) as Registration;
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as Registration;
+    } catch {
+      return undefined;
+    }
   }
 
   async #register(

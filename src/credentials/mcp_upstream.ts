@@ -19,6 +19,9 @@ import {
 } from "./service_oauth.ts";
 import { upstreamFetch } from "./upstream_fetch.ts";
 
+/** A registered client is checked with its server before a connection at most this often. */
+const REGISTRATION_CHECK_MS = 10 * 60_000;
+
 export interface McpUpstreamOptions {
   /** The server's MCP endpoint, as configured. */
   url: string;
@@ -75,6 +78,26 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
     }
   }
 
+  /** When each registered client was last seen known to its server. */
+  const verified = new Map<string, number>();
+
+  /** A registered client, or a new registration when the server has forgotten the old one. */
+  async function checkedRegistration(
+    found: UpstreamAuthorization,
+    client: UpstreamClient,
+  ): Promise<UpstreamClient> {
+    if (client.source !== "registered") return client;
+    const seen = verified.get(client.clientId);
+    if (seen !== undefined && clock.now() - seen < REGISTRATION_CHECK_MS) return client;
+    let current = client;
+    if (!(await identities.stillKnown(found.server, client, redirectUri, fetch))) {
+      await identities.forget(found.server, redirectUri);
+      current = await identities.clientFor(config, found.server, redirectUri, fetch);
+    }
+    verified.set(current.clientId, clock.now());
+    return current;
+  }
+
   const asClient = (client: UpstreamClient): oauth.Client => ({ client_id: client.clientId });
 
   function tokens(result: oauth.TokenEndpointResponse): ServiceTokens {
@@ -90,7 +113,8 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
 
   return {
     authorizationUrl(start) {
-      return withServer((found, client) => {
+      return withServer(async (found, given) => {
+        const client = await checkedRegistration(found, given);
         const url = new URL(found.server.authorization_endpoint!);
         url.searchParams.set("client_id", client.clientId);
         url.searchParams.set("redirect_uri", start.redirectUri);
@@ -101,7 +125,7 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
         url.searchParams.set("code_challenge", start.codeChallenge);
         url.searchParams.set("code_challenge_method", "S256");
         url.searchParams.set("resource", found.resource);
-        return Promise.resolve(url);
+        return url;
       }, "the authorization could not start");
     },
 
