@@ -79,7 +79,8 @@ export class UpstreamIdentities {
     if (stored && (stored.secretExpiresAt ?? Infinity) > this.deps.clock.now()) {
       return toClient(stored);
     }
-    if (stored) await this.deps.store.delete(key);
+    // Expired, or sealed under a secret no longer configured: replaced.
+    await this.deps.store.delete(key);
     const registered = await this.#register(server, redirectUri, fetch);
     const sealed = await seal(
       this.deps.keys[0],
