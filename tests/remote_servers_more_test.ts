@@ -63,6 +63,15 @@ Deno.test("kind: mcp in an aggregate: without a connection the other members sti
     assert.equal((await whoami(client, "tracker.whoami")).sub, "ivy-at-tracker");
     const echo = await client.callTool({ name: "plain.echo", arguments: { text: "still here" } });
     assert.equal(echo.isError, undefined);
+    // A step-up through the aggregate names the page too.
+    const stepUp = await client.callTool({ name: "tracker.admin_echo", arguments: { text: "x" } })
+      .then(() => assert.fail("expected a step-up"), (error) => error as Error);
+    assert.match(
+      stepUp.message,
+      new RegExp(
+        `Tracker needs more access than your connection gives \\(read admin\\): connect again at ${setup.url}/my/tokens\\?service=tracker`,
+      ),
+    );
   } finally {
     await client?.close();
     await setup.close();
