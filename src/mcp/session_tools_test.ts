@@ -4,10 +4,12 @@ import { systemClock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
 import { createLogger } from "../observability/logger.ts";
 import { openKvStore } from "../store/kv.ts";
+import type { Store } from "../store/store.ts";
 import type { RpcResponse } from "./jsonrpc.ts";
 import { SessionTools } from "./session_tools.ts";
 import { definitionOf, digestOf } from "./tool_definitions.ts";
-import { type ToolChangeReport, ToolIntegrity } from "./tool_integrity.ts";
+import { FRESH_MS, type ToolChangeReport, ToolIntegrity } from "./tool_integrity.ts";
+import { testClock } from "../../tests/fixtures/clock.ts";
 import { ToolLedger } from "./tool_ledger.ts";
 
 const SEARCH = { name: "search", description: "Searches", inputSchema: { type: "object" } };
@@ -109,5 +111,55 @@ Deno.test("SessionTools judges an aggregate's tools by their member: one member'
     tools.close();
   } finally {
     h.store.close();
+  }
+});
+
+Deno.test("ToolIntegrity reads a server's records again only when the ledger's epoch moved", async () => {
+  const vendor = backend("vendor");
+  const store = await openKvStore(":memory:");
+  let lists = 0;
+  const counting: Store = {
+    get: (key) => store.get(key),
+    getEntry: (key) => store.getEntry(key),
+    setIfAbsent: (key, value) => store.setIfAbsent(key, value),
+    set: (key, value, expiresAt) => store.set(key, value, expiresAt),
+    consume: (key) => store.consume(key),
+    consumeAndWrite: (key, writes) => store.consumeAndWrite(key, writes),
+    commitIfUnchanged: (checks, changes) => store.commitIfUnchanged(checks, changes),
+    delete: (key) => store.delete(key),
+    list: (prefix, limit) => {
+      lists++;
+      return store.list(prefix, limit);
+    },
+    close: () => store.close(),
+  };
+  const clock = testClock();
+  const integrity = new ToolIntegrity({
+    ledger: new ToolLedger(counting, clock),
+    clock,
+    servers: new Map([[vendor.name, vendor]]),
+    logger: createLogger("error", () => {}),
+    onChange: () => {},
+  });
+  const other = new ToolLedger(store, clock);
+  try {
+    const tools = new SessionTools(integrity, vendor);
+    await tools.reviewList(list([SEARCH]));
+    clock.advance(FRESH_MS);
+    await integrity.knownNow("vendor");
+    const before = lists;
+    clock.advance(FRESH_MS);
+    await integrity.knownNow("vendor");
+    assert.equal(lists, before, "nothing written since: the records are not read again");
+
+    const changed = definitionOf({ ...SEARCH, description: "changed elsewhere" }, "search");
+    await other.observe("vendor", "search", changed, digestOf(changed), { mode: "hold" });
+    clock.advance(FRESH_MS);
+    const now = await integrity.knownNow("vendor");
+    assert.equal(lists, before + 1, "another replica wrote: read again");
+    assert.equal(now.tools.get("search")?.held, digestOf(changed));
+    tools.close();
+  } finally {
+    store.close();
   }
 });

@@ -54,6 +54,8 @@ interface ServerTools {
   tools: Map<string, KnownTool>;
   /** Whether a list of the server was seen before (tool_ledger.ts `claimFirstSight`). */
   seen: boolean;
+  /** The ledger's epoch of the server when these were read. */
+  epoch: string | null;
 }
 
 /**
@@ -110,18 +112,27 @@ export class ToolIntegrity {
   #load(server: string): Promise<ServerTools> {
     const loading = this.#loading.get(server);
     if (loading) return loading;
-    const readAt = this.options.clock.now();
-    const { ledger } = this.options;
-    const load = Promise.all([ledger.records(server), ledger.seen(server)]).then(
-      ([records, seen]) => {
-        const tools = new Map(records.map((r) => [r.tool, knownOf(r)]));
-        const state = { readAt, tools, seen: seen || records.length > 0 };
-        this.#servers.set(server, state);
-        return state;
-      },
-    ).finally(() => this.#loading.delete(server));
+    const load = this.#read(server).finally(() => this.#loading.delete(server));
     this.#loading.set(server, load);
     return load;
+  }
+
+  /** The records again, unless the epoch says nothing was written since they were read. */
+  async #read(server: string): Promise<ServerTools> {
+    const readAt = this.options.clock.now();
+    const { ledger } = this.options;
+    // Read before the records: a write after this moves it, and the next read sees that.
+    const epoch = await ledger.epoch(server);
+    const cached = this.#servers.get(server);
+    if (cached && epoch !== null && cached.epoch === epoch) {
+      cached.readAt = readAt;
+      return cached;
+    }
+    const [records, seen] = await Promise.all([ledger.records(server), ledger.seen(server)]);
+    const tools = new Map(records.map((r) => [r.tool, knownOf(r)]));
+    const state = { readAt, tools, seen: seen || records.length > 0, epoch };
+    this.#servers.set(server, state);
+    return state;
   }
 
   /** Reads one tool's record again (before refusing a call on what may be old news). */

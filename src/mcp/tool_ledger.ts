@@ -83,6 +83,18 @@ export class ToolLedger {
     );
   }
 
+  /**
+   * The version of `server`'s epoch, which every write of its records moves: a replica that
+   * read them at this version need not read them again.
+   */
+  async epoch(server: string): Promise<string | null> {
+    return (await this.store.getEntry(KEYS.toolEpoch(server))).version;
+  }
+
+  #epochWrite(server: string) {
+    return { key: KEYS.toolEpoch(server), value: this.clock.now() };
+  }
+
   /** Whether any list of `server` was seen before. */
   async seen(server: string): Promise<boolean> {
     return (await this.store.get(KEYS.toolServerSeen(server))) !== undefined;
@@ -95,7 +107,9 @@ export class ToolLedger {
   async claimFirstSight(server: string): Promise<boolean> {
     const mark = { server, at: this.clock.now() };
     // The storage hands back the very value written when this call wrote it.
-    return await this.store.setIfAbsent(KEYS.toolServerSeen(server), mark) === mark;
+    const won = await this.store.setIfAbsent(KEYS.toolServerSeen(server), mark) === mark;
+    if (won) await this.store.set(KEYS.toolEpoch(server), mark.at);
+    return won;
   }
 
   async record(server: string, tool: string): Promise<ToolRecord | undefined> {
@@ -121,7 +135,7 @@ export class ToolLedger {
       if (next.record === record) return { approved: next.approved, record };
       const written = await this.store.commitIfUnchanged(
         [{ key, version: entry.version }],
-        { writes: [{ key, value: next.record }] },
+        { writes: [{ key, value: next.record }, this.#epochWrite(server)] },
       );
       if (written) return next;
       if (attempt === MAX_ATTEMPTS) {
@@ -154,7 +168,7 @@ export class ToolLedger {
           },
         };
         const ok = await this.store.commitIfUnchanged([{ key, version: entry.version }], {
-          writes: [{ key, value: record }],
+          writes: [{ key, value: record }, this.#epochWrite(server)],
         });
         if (ok) {
           approved.push(record);

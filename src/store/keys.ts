@@ -116,6 +116,8 @@ export const KEYS = {
   toolDefinition: (server: string, tool: string) => prefixKey(["mcp", "tool", server, tool]),
   toolDefinitionsOf: (server: string) => prefixKey(["mcp", "tool", server]),
   toolDefinitions: ["mcp", "tool"] as const,
+  /** Rewritten with every write of a server's tool records: replicas read them again when it moved. */
+  toolEpoch: (server: string) => prefixKey(["mcp", "tool-epoch", server]),
   /** Set when a server's tools are first seen: a tool without a record after that is new. */
   toolServerSeen: (server: string) => prefixKey(["mcp", "tool-server", server]),
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
