@@ -67,6 +67,11 @@ export type ListReview = Map<string, Promise<boolean>>;
 export class ToolIntegrity {
   readonly #servers = new Map<string, ServerTools>();
   readonly #loading = new Map<string, Promise<ServerTools>>();
+  /**
+   * Digests of list entries by the entry itself: an aggregate answers its lists from one cached
+   * array, so the same entries come back list after list and are digested once.
+   */
+  readonly #digests = new WeakMap<Json, { tool: string; digest: string }>();
 
   /** Sessions whose lists left out held tools, told when those are approved. */
   readonly approvals: ApprovalWatch;
@@ -160,7 +165,7 @@ export class ToolIntegrity {
     const owner = this.ownerOf(server, name);
     if (!owner) return undefined;
     const definition = definitionOf(tool, owner.tool);
-    const digest = digestOf(definition);
+    const digest = this.#digestOf(tool, owner.tool, definition);
     try {
       return await this.#review(server, name, owner, definition, digest, list);
     } catch (error) {
@@ -202,6 +207,14 @@ export class ToolIntegrity {
       });
     }
     return { owner, digest, approved: observed.approved };
+  }
+
+  #digestOf(entry: Json, tool: string, definition: Json): string {
+    const known = this.#digests.get(entry);
+    if (known?.tool === tool) return known.digest;
+    const digest = digestOf(definition);
+    this.#digests.set(entry, { tool, digest });
+    return digest;
   }
 
   /** Whether `list` is the first list of `owner`'s server anyone saw (claimed once per list). */
