@@ -103,7 +103,8 @@ Deno.test("SessionTools judges an aggregate's tools by their member: one member'
     const reviewed = await tools.reviewList(list([as("a", changed), as("b", changed)]));
     assert.deepEqual(reviewed.result, { tools: [as("b", changed)] });
     assert.deepEqual(
-      h.reports.map((r) => [r.server, r.tool, r.decision, r.via?.name]),
+      // Each member's tools are reviewed at once: reported in the order their writes land.
+      h.reports.map((r) => [r.server, r.tool, r.decision, r.via?.name]).sort(),
       [["a", "search", "hold", "a.search"], ["b", "search", "allow", "b.search"]],
     );
     assert.notEqual(await tools.callRefusal(4, "a.search"), undefined);
