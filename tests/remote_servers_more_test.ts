@@ -21,6 +21,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "./fixtures/sdk.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { connectV2Client } from "./fixtures/v2_client.ts";
 import { within } from "./fixtures/waits.ts";
 
 async function signIn(setup: { url: string; idp: RemoteSetup["idp"] }, email: string) {
@@ -300,6 +301,34 @@ Deno.test("kind: mcp: a registration the server forgot is found out before the p
     assert.equal((await whoami(client)).sub, "otto-at-tracker");
   } finally {
     await client?.close();
+    await setup.close();
+  }
+});
+
+Deno.test("kind: mcp in front of a remote server that speaks 2026-07-28: a 2025 session and a 2026 client both reach it as the person, and a refused token is refreshed", async () => {
+  const setup = await startRemoteGateway({ revision: "2026-07-28" });
+  const closing: (() => Promise<void>)[] = [];
+  try {
+    const agent = await signIn(setup, "pia@example.com");
+    await connectTracker(setup, agent, "pia-at-tracker");
+    const session = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`);
+    closing.push(() => session.client.close());
+    assert.equal((await whoami(session.client)).sub, "pia-at-tracker");
+
+    const v2 = await connectV2Client(`${setup.url}/tracker/mcp`, {
+      negotiation: "pinned",
+      token: session.provider.savedTokens!.access_token,
+    });
+    closing.push(() => v2.close());
+    const modern = await v2.client.callTool({ name: "whoami", arguments: {} });
+    assert.equal((modern.structuredContent as { sub: string }).sub, "pia-at-tracker");
+
+    const token = setup.remote.authorizations.findLast((h) => h.startsWith("Bearer "))!;
+    setup.remote.refused.add(token.slice(7));
+    assert.equal((await whoami(session.client)).sub, "pia-at-tracker");
+    assert.equal(setup.as.grants.refresh_token, 1);
+  } finally {
+    for (const close of closing.reverse()) await close();
     await setup.close();
   }
 });
