@@ -10,13 +10,15 @@
  *   names and line breaks. An oversized event in the stream that answers a POSTed request ends
  *   that stream, and the request gets a JSON-RPC error naming the limit; the session goes on.
  *   On any other stream (a Streamable HTTP session's GET stream) the event is dropped, told to
- *   `onOversized`, and the stream goes on; or, with `oversizedEvents: "end"` (a legacy SSE
- *   backend, whose one stream carries every answer and cannot say whose the dropped one was),
- *   the stream ends with the error, and with it the backend session.
+ *   `onOversized`, and the stream goes on; with `oversizedEvents: "answer"` (a legacy SSE
+ *   backend, whose one stream carries every answer) the request a dropped answer was for is
+ *   read from the event's ends (dropped_answers.ts) and gets the JSON-RPC error in its place,
+ *   and the stream and its session go on.
  */
 import { GatehouseError } from "../../core/errors.ts";
 import { headerOf } from "../../net/http1_response.ts";
-import { errorResponse, RpcErrorCode } from "../jsonrpc.ts";
+import { errorResponse, type RequestId, RpcErrorCode } from "../jsonrpc.ts";
+import { AT_ITS_END, DroppedAnswers } from "./dropped_answers.ts";
 import { OVERSIZED, SseFramer } from "./sse_frames.ts";
 
 /** What an SSE event may carry beyond its message: `event:`, `id:`, `data: ` and line breaks. */
@@ -32,8 +34,11 @@ export class AnswerTooLargeError extends GatehouseError<"answer_too_large"> {
 
 export interface BoundedAnswerOptions {
   maxMessageBytes: number;
-  /** An oversized event on a stream that answers no POSTed request: dropped, or the stream's end. */
-  oversizedEvents: "skip" | "end";
+  /**
+   * An oversized event on a stream that answers no POSTed request: dropped, and with "answer"
+   * the request it answered (found by its id) gets the size error instead.
+   */
+  oversizedEvents: "skip" | "answer";
   /** Told of each oversized answer or event, with the words the caller will see. */
   onOversized?: (message: string) => void;
 }
@@ -50,14 +55,6 @@ export function answerTooLargeMessage(maxBytes: number, decompressed = false): s
   return `the backend's answer is larger than limits.maxMessageBytes (${describeSize(maxBytes)})${
     decompressed ? " once decompressed" : ""
   }; ask the backend for less, or raise the limit`;
-}
-
-/** The words for an oversized event that ends a legacy SSE backend's stream, and its session. */
-export function streamEventTooLargeMessage(maxBytes: number): string {
-  return `the backend sent an event larger than limits.maxMessageBytes (${
-    describeSize(maxBytes)
-  }); a legacy SSE backend's session is its one event stream, so the session ends: ` +
-    "ask the backend for less, or raise the limit";
 }
 
 /** Wraps `fetch` so that no answer it returns can carry a message past the limit. */
@@ -138,10 +135,27 @@ function boundedEvents(
   posted: BodyInit | null | undefined,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  const framer = new SseFramer(options.maxMessageBytes + SSE_FRAMING_BYTES);
+  const dropped = options.oversizedEvents === "answer" ? new DroppedAnswers() : undefined;
+  const framer = new SseFramer(options.maxMessageBytes + SSE_FRAMING_BYTES, dropped);
   const message = answerTooLargeMessage(options.maxMessageBytes);
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  /** The error for the request a dropped event answered; false when it names none. */
+  const answerInstead = (id: RequestId | undefined): boolean => {
+    if (id === undefined) {
+      options.onOversized?.(
+        `dropped an event from the backend that answers no request it names: ${message}`,
+      );
+      return false;
+    }
+    options.onOversized?.(message);
+    controller.enqueue(errorEvent(id, message));
+    return true;
+  };
   return new ReadableStream<Uint8Array>({
-    async pull(controller) {
+    start(started) {
+      controller = started;
+    },
+    async pull() {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) {
@@ -164,14 +178,15 @@ function boundedEvents(
             void reader.cancel().catch(() => {});
             return controller.close();
           }
-          if (options.oversizedEvents === "end") {
-            const ending = streamEventTooLargeMessage(options.maxMessageBytes);
-            options.onOversized?.(ending);
-            void reader.cancel().catch(() => {});
-            return controller.error(new AnswerTooLargeError(ending));
+          if (!dropped) {
+            options.onOversized?.(`dropped an event from the backend: ${message}`);
+            continue;
           }
-          options.onOversized?.(`dropped an event from the backend: ${message}`);
+          // The dropped answer's request gets the error in its place (placed by its id).
+          const placed = dropped.nextDropped();
+          if (placed !== AT_ITS_END) passed = answerInstead(placed) || passed;
         }
+        for (const id of dropped?.takeEnded() ?? []) passed = answerInstead(id) || passed;
         if (passed) return;
       }
     },
@@ -192,13 +207,18 @@ function errorEvents(posted: BodyInit | undefined, message: string): Uint8Array 
     .filter((m) => typeof m === "object" && m !== null && "method" in m && "id" in m)
     .map((m) => m.id);
   if (!ids.length) return undefined;
-  return encoder.encode(
-    ids.map((id) =>
-      `event: message\ndata: ${
-        JSON.stringify(errorResponse(id, RpcErrorCode.backendError, message))
-      }\n\n`
-    ).join(""),
-  );
+  return encoder.encode(ids.map((id) => errorText(id, message)).join(""));
+}
+
+/** An SSE event answering request `id` with the JSON-RPC error `message`. */
+function errorEvent(id: RequestId, message: string): Uint8Array {
+  return encoder.encode(errorText(id, message));
+}
+
+function errorText(id: RequestId, message: string): string {
+  return `event: message\ndata: ${
+    JSON.stringify(errorResponse(id, RpcErrorCode.backendError, message))
+  }\n\n`;
 }
 
 /** The same answer with another body (and the URL it came from, which the SDK may read). */

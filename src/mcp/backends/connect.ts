@@ -239,9 +239,9 @@ function createTransport(
       onOversized: (error) => options.logger.warn("backend answer too large", { error }),
     });
   if (server.transport === "sse") {
-    // A legacy backend's one stream carries every answer: an event dropped from it would leave
-    // a request waiting with no way to tell which, so the stream (and the session) ends.
-    const sse = new SSEClientTransport(url, { requestInit, fetch: bounded("end") });
+    // A legacy backend's one stream carries every answer: an event dropped from it is placed
+    // by its id, and its request gets the size error; the stream and the session go on.
+    const sse = new SSEClientTransport(url, { requestInit, fetch: bounded("answer") });
     const transport = new MaskedErrors(new LegacySseBackend(sse), mask);
     return { transport, close: () => transport.close(), detach: () => transport.close() };
   }

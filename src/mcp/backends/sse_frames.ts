@@ -6,6 +6,9 @@
  *
  * Bytes pass through unchanged and in order, only regrouped: whole events leave together, so
  * that the parser downstream (the SDK's) sees each event in one piece.
+ *
+ * A `DropWatcher` is shown the ends of each dropped event (its first `HEAD_BYTES`, its last
+ * `TAIL_BYTES`), never more: enough to read whose answer it was.
  */
 
 const LF = 10;
@@ -15,6 +18,16 @@ const CR = 13;
 export const OVERSIZED = Symbol("an event larger than the limit");
 
 export type Frame = Uint8Array | typeof OVERSIZED;
+
+/** How much of a dropped event's start and end a `DropWatcher` sees. */
+export const HEAD_BYTES = 4096;
+export const TAIL_BYTES = 512;
+
+/** Told of each dropped event: its start once it is known to be too large, its end once seen. */
+export interface DropWatcher {
+  started(head: Uint8Array): void;
+  ended(tail: Uint8Array): void;
+}
 
 export class SseFramer {
   /** Bytes of the event not yet complete, from earlier chunks. */
@@ -26,8 +39,10 @@ export class SseFramer {
   #afterCR = false;
   /** Inside an oversized event: its bytes are dropped up to its end. */
   #skipping = false;
+  /** The last bytes of the event being dropped, for the watcher (with one only). */
+  #skippedTail: Uint8Array = new Uint8Array(0);
 
-  constructor(readonly maxEventBytes: number) {}
+  constructor(readonly maxEventBytes: number, private readonly watcher?: DropWatcher) {}
 
   /** Whole events completed by `chunk` (several may share a frame), and OVERSIZED markers. */
   push(chunk: Uint8Array): Frame[] {
@@ -62,12 +77,18 @@ export class SseFramer {
       // The event [eventStart, next) is complete.
       if (this.#skipping) {
         this.#skipping = false;
+        this.watcher?.ended(lastBytes([this.#skippedTail], chunk.subarray(eventStart, next)));
         from = eventStart = next;
         continue;
       }
       if (this.#partsBytes + next - eventStart > this.maxEventBytes) {
         if (eventStart > from) out.push(chunk.subarray(from, eventStart));
         out.push(OVERSIZED);
+        if (this.watcher) {
+          const piece = chunk.subarray(eventStart, next);
+          this.watcher.started(firstBytes(this.#parts, piece));
+          this.watcher.ended(lastBytes(this.#parts, piece));
+        }
         this.#dropParts();
         from = eventStart = next;
         continue;
@@ -80,10 +101,20 @@ export class SseFramer {
       eventStart = next;
     }
     if (eventStart > from) out.push(chunk.subarray(from, eventStart));
-    if (this.#skipping) return out;
+    if (this.#skipping) {
+      if (this.watcher) {
+        this.#skippedTail = lastBytes([this.#skippedTail], chunk.subarray(eventStart));
+      }
+      return out;
+    }
     const tail = chunk.length - eventStart;
     if (this.#partsBytes + tail > this.maxEventBytes) {
       out.push(OVERSIZED);
+      if (this.watcher) {
+        const piece = chunk.subarray(eventStart);
+        this.watcher.started(firstBytes(this.#parts, piece));
+        this.#skippedTail = lastBytes(this.#parts, piece);
+      }
       this.#dropParts();
       this.#skipping = true;
     } else if (tail > 0) {
@@ -116,4 +147,30 @@ function concat(parts: Uint8Array[], partsBytes: number, last?: Uint8Array): Uin
   }
   if (last) joined.set(last, at);
   return joined;
+}
+
+/** A copy of the first HEAD_BYTES of `parts` followed by `last`. */
+function firstBytes(parts: Uint8Array[], last: Uint8Array): Uint8Array {
+  const head = new Uint8Array(HEAD_BYTES);
+  let at = 0;
+  for (const part of [...parts, last]) {
+    const take = part.subarray(0, HEAD_BYTES - at);
+    head.set(take, at);
+    at += take.length;
+    if (at === HEAD_BYTES) break;
+  }
+  return head.subarray(0, at);
+}
+
+/** A copy of the last TAIL_BYTES of `parts` followed by `last`. */
+function lastBytes(parts: Uint8Array[], last: Uint8Array): Uint8Array {
+  const tail = new Uint8Array(TAIL_BYTES);
+  let at = TAIL_BYTES;
+  for (const part of [last, ...parts.toReversed()]) {
+    const take = part.subarray(Math.max(0, part.length - at));
+    at -= take.length;
+    tail.set(take, at);
+    if (at === 0) break;
+  }
+  return tail.subarray(at);
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { sleep } from "../../../tests/fixtures/waits.ts";
-import { type Frame, OVERSIZED, SseFramer } from "./sse_frames.ts";
+import { type Frame, HEAD_BYTES, OVERSIZED, SseFramer, TAIL_BYTES } from "./sse_frames.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -61,4 +61,21 @@ Deno.test("SseFramer.push() cuts one 8 MiB event arriving in 64-byte chunks in l
   const out = framer.push(encoder.encode("\n\n"));
   assert.equal(out.length, 1);
   assert.equal((out[0] as Uint8Array).length, size + 8);
+});
+
+Deno.test("SseFramer.push() shows its watcher the start and end of each dropped event, however the chunks fall", () => {
+  // The limit above HEAD_BYTES, as in the gateway (maxMessageBytes and 16 KiB of framing).
+  const big = `data: {"id":1,"t":"${"a".repeat(2 * HEAD_BYTES)}${"z".repeat(TAIL_BYTES)}"}\n\n`;
+  const text = `data: x\n\n${big}data: y\n\n${big}`;
+  for (const size of [1, 7, 300, 5000, text.length]) {
+    const seen: string[] = [];
+    const framer = new SseFramer(HEAD_BYTES + 100, {
+      started: (head) => seen.push(`start ${decoder.decode(head)}`),
+      ended: (tail) => seen.push(`end ${decoder.decode(tail)}`),
+    });
+    const bytes = encoder.encode(text);
+    for (let at = 0; at < bytes.length; at += size) framer.push(bytes.subarray(at, at + size));
+    const ends = [`start ${big.slice(0, HEAD_BYTES)}`, `end ${big.slice(-TAIL_BYTES)}`];
+    assert.deepEqual(seen, [...ends, ...ends], `chunks of ${size}`);
+  }
 });
