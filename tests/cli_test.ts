@@ -59,6 +59,7 @@ servers:
     command: tracker-mcp
     args: [--verbose, "--token={{user.token}}"]
     requiresUserToken: true
+trustedProxies: [127.0.0.1] # so that the warning asked about is the only one
 `,
   );
   const result = await run(["check", "--config", path]);

@@ -89,6 +89,8 @@ servers:
 oauth:
   idp: { provider: oidc, issuer: "https://login.example.com", clientId: gatehouse, clientSecret: s }
   allow: { domains: [example.com] }
+# Behind a proxy that Gatehouse believes, so that the two warnings asked about are the only ones.
+trustedProxies: [127.0.0.1]
 `,
   );
   try {
