@@ -332,3 +332,19 @@ Deno.test("kind: mcp in front of a remote server that speaks 2026-07-28: a 2025 
     await setup.close();
   }
 });
+
+Deno.test("kind: mcp over legacy HTTP+SSE: discovered from the stream's 401, connected, and the stream opened with the person's token", async () => {
+  const setup = await startRemoteGateway({ sse: true });
+  let client: Client | undefined;
+  try {
+    const agent = await signIn(setup, "quinn@example.com");
+    await connectTracker(setup, agent, "quinn-at-tracker");
+    assert.deepEqual(setup.as.resourcesAsked, [setup.remote.url]);
+    ({ client } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`));
+    const result = await client.callTool({ name: "whoami", arguments: {} });
+    assert.equal((result.structuredContent as { sub: string }).sub, "quinn-at-tracker");
+  } finally {
+    await client?.close();
+    await setup.close();
+  }
+});
