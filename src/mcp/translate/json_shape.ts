@@ -39,17 +39,48 @@ export function withMeta(params: Json, meta: Json): Json {
   return copy;
 }
 
+/** An array or object `canonicalJson` is inside of, and how far it has written it. */
+interface Open {
+  value: unknown[] | Json;
+  /** The object's keys, sorted, without those of undefined values; undefined for an array. */
+  keys?: string[];
+  next: number;
+}
+
 /**
  * JSON text with the keys of every object sorted, so two values that differ only in key order
- * give the same text (and the same digest).
+ * give the same text (and the same digest). Written with a stack of its own, not by recursion:
+ * a value of any depth (a backend's tool definition, say) cannot overflow the call stack.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (isObject(value)) {
-    const entries = Object.keys(value).sort()
-      .filter((key) => value[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
-    return `{${entries.join(",")}}`;
+  const parts: string[] = [];
+  const open: Open[] = [];
+  /** Writes a value: a primitive whole, an array or object its opening (the rest follows). */
+  const begin = (item: unknown) => {
+    if (Array.isArray(item)) {
+      parts.push("[");
+      open.push({ value: item, next: 0 });
+    } else if (isObject(item)) {
+      parts.push("{");
+      const keys = Object.keys(item).sort().filter((key) => item[key] !== undefined);
+      open.push({ value: item, keys, next: 0 });
+    } else parts.push(JSON.stringify(item) ?? "null");
+  };
+  begin(value);
+  while (open.length > 0) {
+    const top = open[open.length - 1];
+    const length = top.keys ? top.keys.length : (top.value as unknown[]).length;
+    if (top.next === length) {
+      parts.push(top.keys ? "}" : "]");
+      open.pop();
+      continue;
+    }
+    if (top.next > 0) parts.push(",");
+    const at = top.next++;
+    if (top.keys) {
+      parts.push(`${JSON.stringify(top.keys[at])}:`);
+      begin((top.value as Json)[top.keys[at]]);
+    } else begin((top.value as unknown[])[at]);
   }
-  return JSON.stringify(value) ?? "null";
+  return parts.join("");
 }
