@@ -18,6 +18,7 @@ import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { describeRun, passes, runConformance } from "./fixtures/conformance_run.ts";
 
 const TOKEN = "param-token-0123456789abcdef";
+const MINIMAL = new URL("./fixtures/minimal_server.ts", import.meta.url).pathname;
 const VERSION = "2026-07-28";
 const CONFIG = `
 baseUrl: "http://127.0.0.1:{{PORT}}"
@@ -31,11 +32,19 @@ servers:
     transport: stdio
     ${MODERN_EVERYTHING_STDIO}
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
+  asking:
+    transport: stdio
+    command: deno
+    args: [run, "${MINIMAL}", "0", "plain", "ask-region"]
+    serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
 `;
 
 interface Answer {
   status: number;
-  json: { result?: { content?: { text: string }[] }; error?: { code: number; message: string } };
+  json: {
+    result?: { content?: { text: string }[]; resultType?: string; requestState?: string };
+    error?: { code: number; message: string };
+  };
   text: string;
 }
 
@@ -45,6 +54,7 @@ async function callTool(
   args: Record<string, unknown>,
   params: Record<string, string>,
   name = "test_x_mcp_header",
+  extra: Record<string, unknown> = {},
 ): Promise<Answer> {
   const body = {
     jsonrpc: "2.0",
@@ -53,9 +63,10 @@ async function callTool(
     params: {
       name,
       arguments: args,
+      ...extra,
       _meta: {
         "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
       },
     },
   };
@@ -136,6 +147,42 @@ for (const server of ["legacy", "modern"]) {
     }
   });
 }
+
+Deno.test("a 2026 retry that answers a backend's question is held to its Mcp-Param-* headers too", async () => {
+  const gw = await startGateway(CONFIG);
+  try {
+    const region = { region: "us-west1" };
+    const header = { "mcp-param-region": "us-west1" };
+    const first = await callTool(gw, "asking", region, header, "ask_region");
+    assert.equal(first.json.result?.resultType, "input_required", first.text);
+    const answers = { inputResponses: {}, requestState: first.json.result!.requestState };
+    const question = Object.keys(
+      (first.json.result as { inputRequests: Record<string, unknown> }).inputRequests,
+    )[0];
+    answers.inputResponses = { [question]: { action: "accept", content: { ok: true } } };
+    // The retry's header disagrees with its (unchanged) arguments: refused, nothing answered.
+    refused(
+      await callTool(
+        gw,
+        "asking",
+        region,
+        { "mcp-param-region": "eu-west1" },
+        "ask_region",
+        answers,
+      ),
+      /Mcp-Param-Region header "eu-west1" does not match/,
+      "retry with another header",
+    );
+    // The same state is still good with the right header: the call was kept waiting.
+    served(
+      await callTool(gw, "asking", region, header, "ask_region", answers),
+      'region=us-west1 answer={"action":"accept","content":{"ok":true}}',
+      "retry",
+    );
+  } finally {
+    await gw.close();
+  }
+});
 
 Deno.test("the conformance suite's Mcp-Param-* server checks pass through the gateway, in front of a 2025 backend and a 2026 one", async () => {
   const gw = await startGateway(CONFIG.replaceAll(
