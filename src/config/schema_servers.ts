@@ -204,7 +204,7 @@ const PROTOCOL =
 /** Keys of servers with a backend of their own (not aggregates). */
 const BACKEND: Record<string, JsonSchema> = {
   forwardRoots: flag(
-    "Pass the client's roots (the roots capability, roots/list, roots list_changed) on to the backend. Say false for a server that lets roots replace its own sandbox (such as server-filesystem): it then never learns the client's roots.",
+    "Pass the client's roots (the roots capability, roots/list, roots list_changed) on to the backend. Say false for a server that lets roots replace its own sandbox (such as server-filesystem): it then never learns the client's roots. From 2026-07-28 clients roots reach a backend only when it asks during a call (docs/clients.md).",
     true,
   ),
   protocol: { enum: ["auto", "2025-11-25", "2026-07-28"], description: PROTOCOL, default: "auto" },
