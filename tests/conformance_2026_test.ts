@@ -23,6 +23,7 @@ import {
   passing,
   type Requirements,
   runConformance,
+  showRun,
   type SuiteRun,
 } from "./fixtures/conformance_run.ts";
 import { INPUT_KEY_META } from "./fixtures/everything_content.ts";
@@ -47,12 +48,16 @@ async function baseline(
   const fixture = await spawnFixture(script);
   try {
     const run = await runConformance(fixture.url, requirements);
-    console.log(`conformance ${requirements}, ${script} directly:\n${describeRun(run)}`);
+    showRun(`conformance ${requirements}, ${script} directly`, run);
     const scored = [...run.results].filter(([, r]) => r.scored).map(([name]) => name).sort();
     const problems = [...run.results].filter(([, r]) => r.problems.length)
       .map(([name, r]) => `${name}: ${r.problems.join("; ")}`).join("\n");
     assert.deepEqual(scored, expected.scored, `the scored set changed:\n${run.output}`);
-    assert.deepEqual(passing(run, true), expected.scored, `scored scenarios fail:\n${problems}`);
+    assert.deepEqual(
+      passing(run, true),
+      expected.scored,
+      `scored scenarios fail:\n${problems}\n${describeRun(run)}`,
+    );
     assert.deepEqual(passing(run, false), expected.unscored, `unscored results:\n${problems}`);
     return run;
   } finally {

@@ -12,7 +12,7 @@ import {
 } from "./fixtures/gateway.ts";
 import { SCORED_2025, SCORED_2026 } from "./fixtures/conformance_baselines.ts";
 import { startModernFixture } from "./fixtures/modern_server.ts";
-import { describeRun, passing, runConformance } from "./fixtures/conformance_run.ts";
+import { describeRun, passing, runConformance, showRun } from "./fixtures/conformance_run.ts";
 
 /**
  * Scored 2026 scenarios that pass against the fixture directly but not through the gateway,
@@ -35,11 +35,15 @@ servers:
 `);
   try {
     const run = await runConformance(`${gw.url}/legacy/mcp`, "2026-07-28");
-    console.log(`conformance 2026-07-28 through the gateway:\n${describeRun(run)}`);
+    showRun(`conformance 2026-07-28 through the gateway`, run);
     const problems = [...run.results].filter(([, r]) => r.problems.length)
       .map(([name, r]) => `${name}: ${r.problems.join("; ")}`).join("\n");
     const expected = SCORED_2026.filter((name) => !NOT_THROUGH_2025_BACKEND.includes(name));
-    assert.deepEqual(passing(run, true), expected, `scored scenarios fail:\n${problems}`);
+    assert.deepEqual(
+      passing(run, true),
+      expected,
+      `scored scenarios fail:\n${problems}\n${describeRun(run)}`,
+    );
   } finally {
     await gw.close();
   }
@@ -59,11 +63,15 @@ servers:
 `);
     try {
       const run = await runConformance(`${gw.url}/modern/mcp`, requirements);
-      console.log(`conformance ${requirements} through the gateway to 2026:\n${describeRun(run)}`);
+      showRun(`conformance ${requirements} through the gateway to 2026`, run);
       const problems = [...run.results].filter(([, r]) => r.problems.length)
         .map(([name, r]) => `${name}: ${r.problems.join("; ")}`).join("\n");
       const expected = requirements === "2025-11-25" ? SCORED_2025 : SCORED_2026;
-      assert.deepEqual(passing(run, true), expected, `scored scenarios fail:\n${problems}`);
+      assert.deepEqual(
+        passing(run, true),
+        expected,
+        `scored scenarios fail:\n${problems}\n${describeRun(run)}`,
+      );
     } finally {
       await gw.close();
       await fixture.close();
@@ -84,12 +92,14 @@ servers:
 `);
   try {
     const run = await runConformance(`${gw.url}/modern/mcp`, "2026-07-28");
-    console.log(
-      `conformance 2026-07-28 through the gateway to 2026 over stdio:\n${describeRun(run)}`,
-    );
+    showRun(`conformance 2026-07-28 through the gateway to 2026 over stdio`, run);
     const problems = [...run.results].filter(([, r]) => r.problems.length)
       .map(([name, r]) => `${name}: ${r.problems.join("; ")}`).join("\n");
-    assert.deepEqual(passing(run, true), SCORED_2026, `scored scenarios fail:\n${problems}`);
+    assert.deepEqual(
+      passing(run, true),
+      SCORED_2026,
+      `scored scenarios fail:\n${problems}\n${describeRun(run)}`,
+    );
   } finally {
     await gw.close();
   }
