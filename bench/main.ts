@@ -21,6 +21,7 @@ import { revisions } from "./scenarios/revisions.ts";
 import { policyCost } from "./scenarios/policy.ts";
 import { tracingCost } from "./scenarios/tracing.ts";
 import { nginxAnchor } from "./scenarios/nginx_anchor.ts";
+import { people } from "./scenarios/people.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -49,6 +50,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["8", revisions],
   ["9", policyCost],
   ["10", tracingCost],
+  ["11", people],
   ["nginx", nginxAnchor],
 ];
 

@@ -25,12 +25,16 @@ whose call is waiting, when exactly one call that may take input (\`tools/call\`
 capability; otherwise it is refused with an error saying why, never guessed. On a busy shared
 process, tools that ask for input mid-call may therefore be refused: keep such servers on
 \`share: session\`. A process shared by everyone is never asked for roots (\`roots/list\` is refused,
-and the gateway does not offer the capability). Log messages go to the session with calls in
-flight; with none or several, to every session of a person's process, and to none on
-everyone's.
+and the gateway does not offer the capability). A URL elicitation's completion goes to the session it was
+asked of. Log messages go to the session with calls in flight; with none or several (and any
+other notification that names no session), to every session of a person's process, and to none on
+everyone's. Tasks (2025-11-25) outlive their request and are found by id or listed, so everyone's
+process shows no \`tasks\` capability, refuses \`tasks/*\` and runs a call asked to run as a task
+as a plain call.
 
 A shared process with no session for \`processIdleTimeout\` is stopped, and the next session
-starts it again. A process that crashes ends its sessions with the error it ended with (their
+starts it again. A reload that changes or removes the server ends its sessions (as for any
+server) and stops its processes; new sessions get new ones. A process that crashes ends its sessions with the error it ended with (their
 clients start new sessions; the first starts the process again). \`limits.sessionsPerUser\` and
 \`limits.maxSessions\` still count sessions; \`limits.processesPerUser\` and
 \`limits.maxProcesses\` bound shared processes (a session that would need one more is refused

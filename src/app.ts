@@ -117,8 +117,9 @@ export async function createGateway(
     }),
   };
   caches.clear();
-  const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits);
+  const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits, logger);
   processes.configure(config.limits);
+  processes.reconfigure(config.servers);
   const sessionOptions: SessionRegistryOptions = {
     limits: config.limits,
     logger,

@@ -204,6 +204,17 @@ Deno.test("share: person keeps people apart; share: all serves them from a pool"
     assert.match(await callText(ann, "list_roots"), /never learns one person's roots/);
     assert.equal(ann.heard.roots + bob.heard.roots + ann2.heard.roots, 0);
 
+    // Tasks outlive their request and are found by id or listed: not on everyone's process.
+    const tasks = await post(
+      `${all.url}/fx/mcp`,
+      { jsonrpc: "2.0", id: 7, method: "tasks/list", params: {} },
+      mcpHeaders({ authorization: `Bearer ${BOB}`, "mcp-session-id": bob.transport.sessionId! }),
+    );
+    assert.match(
+      tasks.text,
+      /tasks\/list is not available: this server's process is shared by everyone/,
+    );
+
     // A 2026 client of a person joins the pool as well: no third process.
     const discover = await fetch(`${all.url}/fx/mcp`, {
       method: "POST",
@@ -295,6 +306,21 @@ servers:
     assert.equal(another.status, 429, another.text);
     assert.match(another.text, /limits\.processesPerUser: 1/);
     assert.equal(readings(gw)?.sessions, 3, "the refusal ended none of ann's sessions");
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("a reload that changes a shared server ends its sessions and stops its process", async () => {
+  const gw = await startGateway(config("person"));
+  const auth = { authorization: `Bearer ${ANN}` };
+  try {
+    await openSession(`${gw.url}/fx/mcp`, auth);
+    assert.equal(readings(gw)?.processes, 1);
+    await gw.reload(config("person", "processIdleTimeout: 10m"));
+    await waitUntil("the old process to stop", () => (readings(gw)?.processes ?? 0) === 0);
+    await openSession(`${gw.url}/fx/mcp`, auth);
+    assert.deepEqual(readings(gw), { server: "fx", processes: 1, sessions: 1, busiest: 1 });
   } finally {
     await gw.close();
   }

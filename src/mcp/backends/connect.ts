@@ -192,7 +192,7 @@ function createTransport(
   rejected?: TokenRejected,
 ): Backend {
   if (server.transport === "stdio") {
-    const child = () =>
+    const child = (logger = options.logger) =>
       new StdioBackend({
         spec: {
           command: server.command,
@@ -204,7 +204,7 @@ function createTransport(
         killGraceMs: options.killGraceMs,
         clock: options.clock,
         // Its stderr lines are logged: what it was given must not be.
-        logger: maskingLogger(options.logger, mask),
+        logger: maskingLogger(logger, mask),
         mask,
       });
     if (server.share !== "session" && options.processes) {
@@ -212,8 +212,8 @@ function createTransport(
       const port = options.processes.join({
         server,
         person: user["user.id"],
+        // Logged as the server's, not as this session's: the process outlives the session.
         spawn: child,
-        logger: options.logger,
         startTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       });
       return { transport: port, close: () => port.close(), detach: () => port.close() };

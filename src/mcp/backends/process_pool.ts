@@ -7,7 +7,7 @@
  * server whose configuration changed gets new processes, the old ones end with their sessions.
  */
 import { sameConfig } from "../../config/compare.ts";
-import type { StdioServerConfig } from "../../config/types.ts";
+import type { ServerConfig, StdioServerConfig } from "../../config/types.ts";
 import type { Clock, Timer } from "../../core/clock.ts";
 import { GatehouseError } from "../../core/errors.ts";
 import type { Logger } from "../../observability/logger.ts";
@@ -32,9 +32,8 @@ export interface JoinRequest {
   server: StdioServerConfig;
   /** Whose session it is (ignored for `share: all`). */
   person: string;
-  /** A new, unstarted transport for the process, should one have to start. */
-  spawn(): Transport;
-  logger: Logger;
+  /** A new, unstarted transport for the process, should one have to start, logging to `logger`. */
+  spawn(logger: Logger): Transport;
   /** How long a new process may take to start and answer initialize. */
   startTimeoutMs: number;
 }
@@ -45,6 +44,8 @@ interface Entry {
   person?: string;
   idle?: Timer;
   stopping?: boolean;
+  /** Its server was changed or removed by a reload: it stops once its last session has ended. */
+  retired?: boolean;
 }
 
 interface Group {
@@ -69,11 +70,27 @@ export class ProcessPool {
   readonly #restarts = new Map<string, number>();
   readonly #crashes = new Map<string, number>();
 
-  constructor(private readonly clock: Clock, private limits: ProcessLimits) {}
+  constructor(
+    private readonly clock: Clock,
+    private limits: ProcessLimits,
+    private readonly logger: Logger,
+  ) {}
 
   /** New limits (a configuration reload); processes running over them are left to end. */
   configure(limits: ProcessLimits): void {
     this.limits = limits;
+  }
+
+  /**
+   * A reload: processes of servers now changed or gone take no new session, and stop once
+   * their last session has ended (the registry ends those sessions itself).
+   */
+  reconfigure(servers: ReadonlyMap<string, ServerConfig>): void {
+    for (const [key, group] of [...this.#groups]) {
+      if (sameConfig(group.config, servers.get(group.config.name))) continue;
+      this.#groups.delete(key);
+      for (const entry of group.entries) this.#retire(entry);
+    }
   }
 
   /** Shared processes running now. */
@@ -89,14 +106,14 @@ export class ProcessPool {
     let group = this.#groups.get(key);
     if (group && !sameConfig(group.config, server)) {
       // Reloaded with another configuration: new sessions get new processes.
-      for (const entry of group.entries) {
-        if (entry.process.sessions === 0) void this.#stop(entry, "its server was reconfigured");
-      }
+      for (const entry of group.entries) this.#retire(entry);
       group = { config: server, entries: [], started: group.started };
       this.#groups.set(key, group);
     }
     if (!group) this.#groups.set(key, group = { config: server, entries: [], started: 0 });
-    const live = group.entries.filter((entry) => !entry.process.ended && !entry.stopping);
+    const live = group.entries.filter((entry) =>
+      !entry.process.ended && !entry.stopping && !entry.retired
+    );
     const least = live.reduce<Entry | undefined>(
       (best, entry) => !best || entry.process.sessions < best.process.sessions ? entry : best,
       undefined,
@@ -164,16 +181,18 @@ export class ProcessPool {
 
   #start(group: Group, request: JoinRequest, person: string | undefined): Entry {
     const server = request.server;
+    const logger = this.logger.child({ server: server.name, share: server.share });
     if (group.started++ > 0) this.#count(this.#restarts, server.name);
     const entry: Entry = { person, process: undefined as unknown as SharedProcess };
     entry.process = new SharedProcess({
-      transport: request.spawn(),
+      transport: request.spawn(logger),
       clock: this.clock,
-      logger: request.logger,
+      logger,
       startTimeoutMs: request.startTimeoutMs,
       everyone: person === undefined,
       forwardRoots: server.forwardRoots,
       onEmpty: () => {
+        if (entry.retired) return void this.#stop(entry, "its server was changed by a reload");
         entry.idle?.clear();
         entry.idle = this.clock.setTimeout(
           () => {
@@ -188,7 +207,7 @@ export class ProcessPool {
       onEnded: (reason) => {
         if (!entry.stopping) {
           this.#count(this.#crashes, server.name);
-          request.logger.warn("shared backend process ended", { server: server.name, reason });
+          logger.warn("shared backend process ended", { reason });
         }
         this.#forget(group, entry);
       },
@@ -196,11 +215,15 @@ export class ProcessPool {
     group.entries.push(entry);
     this.#total++;
     if (person !== undefined) this.#perPerson.set(person, (this.#perPerson.get(person) ?? 0) + 1);
-    request.logger.info("shared backend process started", {
-      server: server.name,
-      share: server.share,
-    });
+    logger.info("shared backend process started", { pid: entry.process.pid });
     return entry;
+  }
+
+  #retire(entry: Entry): void {
+    entry.retired = true;
+    if (entry.process.sessions === 0) {
+      void this.#stop(entry, "its server was changed or removed by a configuration reload");
+    }
   }
 
   async #stop(entry: Entry, reason: string): Promise<void> {

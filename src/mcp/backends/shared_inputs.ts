@@ -25,6 +25,8 @@ const NEEDS: Record<string, string> = {
 export class SharedInputs {
   /** The process's requests waiting for a session's answer, by id. */
   readonly #asked = new Map<string, { port: ProcessPort; id: RequestId }>();
+  /** URL elicitations under way, by their elicitationId: whose completion is whose. */
+  readonly #elicitations = new Map<string, ProcessPort>();
 
   constructor(
     private readonly toProcess: (message: JSONRPCMessage) => Promise<void>,
@@ -45,6 +47,10 @@ export class SharedInputs {
     }
     const port = takers[0];
     this.#asked.set(idKey(request.id), { port, id: request.id });
+    const elicitationId = request.params?.elicitationId;
+    if (request.method === "elicitation/create" && typeof elicitationId === "string") {
+      this.#elicitations.set(elicitationId, port);
+    }
     port.deliver(request as JSONRPCMessage);
   }
 
@@ -65,8 +71,20 @@ export class SharedInputs {
     asked?.port.deliver(notification as JSONRPCMessage);
   }
 
+  /** A URL elicitation finished: only the session it was asked of hears it. */
+  completed(notification: RpcNotification): void {
+    const id = notification.params?.elicitationId;
+    const port = typeof id === "string" ? this.#elicitations.get(id) : undefined;
+    if (port === undefined) return;
+    this.#elicitations.delete(id as string);
+    port.deliver(notification as JSONRPCMessage);
+  }
+
   /** `port`'s session left: what it was asked is refused to the process. */
   forget(port: ProcessPort): void {
+    for (const [id, asked] of [...this.#elicitations]) {
+      if (asked === port) this.#elicitations.delete(id);
+    }
     for (const [key, asked] of [...this.#asked]) {
       if (asked.port !== port) continue;
       this.#asked.delete(key);

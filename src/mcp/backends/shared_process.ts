@@ -37,6 +37,8 @@ import {
 import { ProgressTokens } from "../translate/progress_tokens.ts";
 import { ProcessPort } from "./process_port.ts";
 import { SharedInputs } from "./shared_inputs.ts";
+import { SharedSubscriptions } from "./shared_subscriptions.ts";
+import { declaredToEveryone, refusedForEveryone, withoutTask } from "./shared_everyone.ts";
 
 const INITIALIZE_ID = "gh-share-initialize";
 
@@ -70,7 +72,7 @@ interface Call {
 export class SharedProcess {
   readonly #ports = new Set<ProcessPort>();
   readonly #calls = new Map<string, Call>();
-  readonly #subscribers = new Map<string, Set<ProcessPort>>();
+  readonly #subscriptions = new SharedSubscriptions();
   readonly #progress = new ProgressTokens("gh-share-progress");
   readonly #inputs: SharedInputs;
   #next = 0;
@@ -199,17 +201,22 @@ export class SharedProcess {
 
   async #request(port: ProcessPort, request: RpcRequest): Promise<void> {
     if (request.method === "initialize") return port.deliver(this.#welcome(port, request));
+    if (this.options.everyone) {
+      const refused = refusedForEveryone(request);
+      if (refused) return port.deliver(refused);
+      request = withoutTask(request);
+    }
     if (request.method === "ping") {
       return port.deliver({ jsonrpc: "2.0", id: request.id, result: {} });
     }
     const uri = request.params?.uri;
     let subscribes: string | undefined;
     if (request.method === "resources/subscribe" && typeof uri === "string") {
-      if (!this.#subscribe(port, uri)) return port.deliver(ok(request.id));
+      if (!this.#subscriptions.subscribe(port, uri)) return port.deliver(ok(request.id));
       subscribes = uri;
     }
     if (request.method === "resources/unsubscribe" && typeof uri === "string") {
-      if (!this.#unsubscribe(port, uri)) return port.deliver(ok(request.id));
+      if (!this.#subscriptions.unsubscribe(port, uri)) return port.deliver(ok(request.id));
     }
     const id = `gh-share-${++this.#next}`;
     const { request: sent, linkToken } = this.#progress.inbound(port.name, request);
@@ -220,7 +227,9 @@ export class SharedProcess {
 
   /** The answer to a session's `initialize`: what the process declared, at the session's version. */
   #welcome(port: ProcessPort, request: RpcRequest): JSONRPCMessage {
-    const declared = this.#declared ?? {};
+    const declared = this.options.everyone
+      ? declaredToEveryone(this.#declared ?? {})
+      : this.#declared ?? {};
     const params = request.params ?? {};
     port.clientCapabilities = (params.capabilities as Record<string, unknown>) ?? {};
     const requested = params.protocolVersion;
@@ -234,26 +243,6 @@ export class SharedProcess {
   }
 
   #declared?: Record<string, unknown>;
-
-  /** True when the process must hear the subscription (the first session to want `uri`). */
-  #subscribe(port: ProcessPort, uri: string): boolean {
-    if (port.subscriptions.has(uri)) return false;
-    port.subscriptions.add(uri);
-    let subscribers = this.#subscribers.get(uri);
-    if (!subscribers) this.#subscribers.set(uri, subscribers = new Set());
-    subscribers.add(port);
-    return subscribers.size === 1;
-  }
-
-  /** True when the process must hear it (the last session wanting `uri` let go). */
-  #unsubscribe(port: ProcessPort, uri: string): boolean {
-    if (!port.subscriptions.delete(uri)) return false;
-    const subscribers = this.#subscribers.get(uri);
-    subscribers?.delete(port);
-    if (subscribers && subscribers.size > 0) return false;
-    this.#subscribers.delete(uri);
-    return true;
-  }
 
   /** `port`'s session ended: its calls are cancelled, its subscriptions and questions dropped. */
   leave(port: ProcessPort): void {
@@ -269,8 +258,7 @@ export class SharedProcess {
       });
     }
     port.calls.clear();
-    for (const uri of [...port.subscriptions]) {
-      if (!this.#unsubscribe(port, uri)) continue;
+    for (const uri of this.#subscriptions.leave(port)) {
       const id = `gh-share-${++this.#next}`;
       this.#sendQuietly({ jsonrpc: "2.0", id, method: "resources/unsubscribe", params: { uri } });
     }
@@ -308,7 +296,7 @@ export class SharedProcess {
     call.port.calls.delete(idKey(call.id));
     this.#progress.release(call.linkToken);
     if (call.subscribes !== undefined && response.error) {
-      this.#unsubscribe(call.port, call.subscribes);
+      this.#subscriptions.unsubscribe(call.port, call.subscribes);
     }
     call.port.deliver({ ...response, id: call.id } as JSONRPCMessage, call.id);
   }
@@ -322,24 +310,26 @@ export class SharedProcess {
       return port?.deliver(back.notification as JSONRPCMessage);
     }
     if (method === "notifications/resources/updated") {
-      const uri = notification.params?.uri;
-      const subscribers = typeof uri === "string" ? this.#subscribers.get(uri) : undefined;
-      for (const port of subscribers ?? []) port.deliver(notification as JSONRPCMessage);
+      const subscribers = this.#subscriptions.of(notification.params?.uri);
+      for (const port of subscribers) port.deliver(notification as JSONRPCMessage);
       return;
     }
     if (method === "notifications/cancelled") return this.#inputs.withdrawn(notification);
+    if (method === "notifications/elicitation/complete") {
+      return this.#inputs.completed(notification);
+    }
     if (method.endsWith("/list_changed")) {
       for (const port of this.#ports) port.deliver(notification as JSONRPCMessage);
       return;
     }
-    // A log line or anything else that names no session: to the one session with calls in
-    // flight; with none (or several), to everyone on a person's process, to nobody on
-    // everyone's (it may speak of another person's call).
+    // A log line or anything else that names no session. A log goes to the one session with
+    // calls in flight; with none (or several), and anything else, to every session on a
+    // person's process, and to nobody on everyone's (it may speak of another person's call).
     const busy = new Set([...this.#calls.values()].map((call) => call.port));
-    const to = busy.size === 1
+    const to = method === "notifications/message" && busy.size === 1
       ? busy
       : this.options.everyone
-      ? new Set<ProcessPort>()
+      ? []
       : this.#ports;
     for (const port of to) port.deliver(notification as JSONRPCMessage);
   }
