@@ -21,6 +21,18 @@ interface Caller {
   call(): Promise<Reply>;
 }
 
+/** Calls on one connection, one at a time (a fast pace may reach a caller still waiting). */
+function serial(send: () => Promise<Reply>): Caller {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    call() {
+      const reply = last.then(send, send);
+      last = reply;
+      return reply;
+    },
+  };
+}
+
 export interface People {
   callers: Caller[];
   /** Held GET streams and POST connections, closed by `close`. */
@@ -50,7 +62,7 @@ export async function openPeople(url: string, count: number, modernEvery: number
           "mcp-session-id": session!,
         });
         if (reply.status !== 200) throw new Error(`GET stream: ${reply.status}`);
-        callers.push({ call: () => conn.request("POST", path, headers, echo()) });
+        callers.push(serial(() => conn.request("POST", path, headers, echo())));
       }
       if (person % modernEvery === 0) {
         const conn = await HttpConnection.open(url, 8 * 1024);
@@ -77,7 +89,7 @@ export async function openPeople(url: string, count: number, modernEvery: number
               },
             },
           });
-        const modern = { call: () => conn.request("POST", path, headers, body()) };
+        const modern = serial(() => conn.request("POST", path, headers, body()));
         expectResult(await modern.call(), "a 2026 client's first call");
         callers.push(modern);
       }
