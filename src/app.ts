@@ -27,7 +27,7 @@ import { type AuditLog, auditToolChange, loggerAudit } from "./observability/aud
 import { ToolIntegrity } from "./mcp/tool_integrity.ts";
 import { ToolLedger } from "./mcp/tool_ledger.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
-import { liveChildren } from "./mcp/backends/spawner.ts";
+import { addReadings } from "./app_readings.ts";
 import { ProcessPool } from "./mcp/backends/process_pool.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
@@ -288,38 +288,6 @@ function callRecorder(config: ResolvedConfig, metrics: GatewayMetrics, logger: L
   };
 }
 
-/** What is read when scraped: open sessions, backend processes, aggregate cache lookups. */
-function addReadings(
-  metrics: GatewayMetrics,
-  sessions: SessionRegistry,
-  caches: Map<ServerName, DiscoveryCache>,
-  processes: ProcessPool,
-): void {
-  metrics.registry.reading(
-    "gatehouse_sessions",
-    "Open client sessions, by server.",
-    "gauge",
-    () => [...sessions.countByServer()].map(([server, count]) => [{ server }, count]),
-  );
-  metrics.registry.reading(
-    "gatehouse_backend_processes",
-    "Backend processes (stdio servers) running.",
-    "gauge",
-    () => [[{}, liveChildren()]],
-  );
-  addProcessReadings(metrics, processes);
-  metrics.registry.reading(
-    "gatehouse_aggregate_cache_lookups_total",
-    "Aggregate discovery cache lookups, by aggregate and result.",
-    "counter",
-    () =>
-      [...caches].flatMap(([aggregate, cache]) => [
-        [{ aggregate, result: "hit" }, cache.stats.hits],
-        [{ aggregate, result: "miss" }, cache.stats.misses],
-      ]),
-  );
-}
-
 /** One person's credentials as their sessions' backends use them. */
 function personTokens(credentials: UserCredentials, user: string): PersonTokens {
   return {
@@ -364,38 +332,4 @@ function looksDeployed(config: ResolvedConfig): boolean {
   const host = config.listen.hostname;
   const loopback = isLoopbackHost(host) || host === "::1";
   return config.baseUrl.startsWith("https:") || !loopback;
-}
-
-/** The shared stdio processes (`share:`): how many, how many sessions on them, restarts. */
-function addProcessReadings(metrics: GatewayMetrics, processes: ProcessPool): void {
-  metrics.registry.reading(
-    "gatehouse_shared_processes",
-    "Shared stdio processes (share: person or all) running, by server.",
-    "gauge",
-    () => processes.readings().map(({ server, processes }) => [{ server }, processes]),
-  );
-  metrics.registry.reading(
-    "gatehouse_shared_process_sessions",
-    "Sessions on shared stdio processes, by server (divide by gatehouse_shared_processes for sessions per process).",
-    "gauge",
-    () => processes.readings().map(({ server, sessions }) => [{ server }, sessions]),
-  );
-  metrics.registry.reading(
-    "gatehouse_shared_process_sessions_max",
-    "Sessions on the busiest shared stdio process, by server.",
-    "gauge",
-    () => processes.readings().map(({ server, busiest }) => [{ server }, busiest]),
-  );
-  metrics.registry.reading(
-    "gatehouse_shared_process_restarts_total",
-    "Shared stdio processes started again after an earlier one of the same server and person (or pool) had stopped, by server.",
-    "counter",
-    () => [...processes.restarts()].map(([server, count]) => [{ server }, count]),
-  );
-  metrics.registry.reading(
-    "gatehouse_shared_process_crashes_total",
-    "Shared stdio processes that ended on their own (crashed or exited) rather than being stopped, by server.",
-    "counter",
-    () => [...processes.crashes()].map(([server, count]) => [{ server }, count]),
-  );
 }
