@@ -19,7 +19,7 @@ import { tcpProbe } from "./src/net/tcp_probe.ts";
 import { openKvStore } from "./src/store/kv.ts";
 import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { type Https, startHttps } from "./src/net/tls/https.ts";
-import { readCertificateFiles } from "./src/net/tls/certificate.ts";
+import { checkTlsFiles } from "./src/net/tls/certificate.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
@@ -200,7 +200,15 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
   let server: PublicServer;
   try {
     if (config.tls) {
-      https = await startHttps({ ...config, tls: config.tls }, { logger, clock, events });
+      https = await startHttps({ ...config, tls: config.tls }, {
+        logger,
+        clock,
+        events,
+        metrics,
+        store,
+        owner: config.replicaId ?? gateway.carried.instance,
+        keys: () => gateway.tlsKeys(),
+      });
     }
     server = await servePublic(
       {
@@ -285,7 +293,7 @@ async function serve(config: ResolvedConfig, configPath: string, port?: number):
     try {
       const next = await loadConfigFile(configPath, env, { port });
       // The certificate files are read again whatever the file says (renewed on disk).
-      void https?.reload("SIGHUP");
+      void https?.reload();
       const fixed = (["listen", "connections", "storage", "metrics", "tls"] as const).filter((
         key,
       ) => JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key]));
@@ -420,10 +428,10 @@ async function main(args: string[]): Promise<number> {
     return await checkHealth(`http://${host}:${port}/health`);
   }
   if (command.name === "check") {
-    if (config.tls?.files) {
+    if (config.tls) {
       // What serve would refuse at start: unreadable files, a key of another certificate.
       try {
-        await readCertificateFiles(config.tls.files);
+        await checkTlsFiles(config.tls);
       } catch (error) {
         console.error(`${command.configPath}: tls: ${(error as Error).message}`);
         return EXIT.invalidConfig;

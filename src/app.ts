@@ -20,7 +20,7 @@ import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts"
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
 import { StatelessLinks } from "./mcp/stateless_links.ts";
-import { deriveAesKey } from "./crypto/keys.ts";
+import { deriveAesKey, type KeyPurpose } from "./crypto/keys.ts";
 import { createAuthServer, newRevocations, watchRevocations } from "./app_auth_server.ts";
 import { sameConfig } from "./config/compare.ts";
 import { type AuditLog, auditToolChange, loggerAudit } from "./observability/audit.ts";
@@ -47,6 +47,8 @@ export interface Gateway {
   links: StatelessLinks;
   /** The configuration it runs on. */
   readonly config: ResolvedConfig;
+  /** Keys sealing TLS private keys in storage (ACME): the current secret's, then earlier ones'. */
+  tlsKeys(): Promise<CryptoKey[]>;
   /** The Prometheus exposition of the gateway's metrics. */
   metrics(): string;
   /** What a configuration reload carries over: counters, and the aggregate caches' table. */
@@ -92,6 +94,8 @@ export async function createGateway(
 ): Promise<Gateway> {
   const { logger, store, clock } = deps;
   const master = await resolveMasterSecret(config, store, logger);
+  const keysFor = (purpose: KeyPurpose) =>
+    Promise.all([master, ...config.previousSecrets].map((key) => deriveAesKey(key, purpose)));
   // Who may use which server and tool, compiled once per configuration (src/policy/): the
   // authorization server, the MCP endpoints and the sessions all read these.
   const policies = compilePolicies(config.servers.values());
@@ -208,11 +212,7 @@ export async function createGateway(
   const links = previous?.links ?? new StatelessLinks(
     sessions,
     clock,
-    await Promise.all(
-      [master, ...config.previousSecrets].map((secret) =>
-        deriveAesKey(secret, "mcp-request-state")
-      ),
-    ),
+    await keysFor("mcp-request-state"),
     config.limits.requestTimeoutMs,
   );
   const app = buildRoutes({
@@ -231,6 +231,7 @@ export async function createGateway(
     sessions,
     links,
     config,
+    tlsKeys: () => keysFor("tls-keys"),
     metrics: () => metrics.registry.render(),
     carried: {
       metrics,
@@ -242,8 +243,7 @@ export async function createGateway(
       revocations,
       processes,
     },
-    // The address every per-address limit, log line, audit record and span names: the peer
-    // the socket saw, or the client a trusted proxy forwarded for (net/client_address.ts).
+    // The client every limit, log line and audit names: the peer, or whom a trusted proxy named.
     fetch: async (request, info) =>
       await app.fetch(request, {
         remoteAddress: clientAddress(

@@ -60,7 +60,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "sdk.ts",
   ],
   "mcp/translate": ["core", "crypto", "mcp:leaf", "sdk.ts"],
-  "net": ["config", "core", "observability"],
+  "net": ["config", "core", "crypto", "observability", "store"],
   "oauth": ["core", "crypto", "store"],
   "policy": ["config", "core"],
   "idp": ["config", "core", "crypto"],

@@ -1,14 +1,16 @@
 /**
  * Run by `deno task test` before the suite: the tests need programs from Debian that Deno cannot
- * bring: Chromium (the page tests' real browser), openssl (throwaway TLS certificates) and nginx
- * (a real reverse proxy in front of the gateway). Installs whichever is missing with apt-get,
- * or says what to do.
+ * bring: Chromium (the page tests' real browser), openssl (throwaway TLS certificates), nginx
+ * (a real reverse proxy in front of the gateway) and pebble (a real ACME server). Installs
+ * whichever is missing with apt-get, or says what to do.
  */
 const needed = [
   { program: Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium", pkg: "chromium" },
   { program: "openssl", pkg: "openssl" },
   // A real reverse proxy in front of the gateway (trustedProxies), and the bench's anchor.
   { program: "/usr/sbin/nginx", pkg: "nginx-light" },
+  // A real ACME server for tls.acme.
+  { program: "pebble", pkg: "pebble" },
 ];
 
 async function found(program: string): Promise<boolean> {

@@ -32,7 +32,6 @@ export function parseTls(c: Checker, value: unknown, baseUrl: string): TlsConfig
     if (certFile && keyFile) tls.files = { certFile, keyFile };
   } else if (raw.acme !== undefined) {
     tls.acme = parseAcme(c, raw.acme, baseUrl);
-    c.fail(["tls", "acme"], "is not available in this build yet", "use tls.cert and tls.key");
     if (tls.acme && !tls.redirectHttp) {
       c.fail(
         ["tls", "redirectHttp"],

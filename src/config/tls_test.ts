@@ -25,6 +25,20 @@ tls: { cert: /etc/tls/cert.pem, key: /etc/tls/key.pem, redirectHttp: ":80" }
   assert.deepEqual(config.warnings, []);
 });
 
+Deno.test("parseConfigText() reads tls.acme with Let's Encrypt's directory and baseUrl's host", () => {
+  const config = parse(`baseUrl: https://gw.example.com
+tls: { acme: { email: ops@example.com }, redirectHttp: "10.0.0.5:80" }
+`);
+  assert.deepEqual(config.tls?.acme, {
+    directory: "https://acme-v02.api.letsencrypt.org/directory",
+    email: "ops@example.com",
+    caRootsFile: undefined,
+    renewBeforeMs: 30 * 24 * 3600_000,
+    domain: "gw.example.com",
+  });
+  assert.deepEqual(config.tls?.redirectHttp, { hostname: "10.0.0.5", port: 80 });
+});
+
 Deno.test("parseConfigText() refuses tls: that cannot work, saying why", () => {
   const https = "baseUrl: https://gw.example.com\n";
   assert.match(refusal(https + "tls: { cert: a.pem }\n"), /tls\.key: is required/);

@@ -11,7 +11,8 @@ export type KeyPurpose =
   | "cookie-mac"
   | "csrf"
   | "state"
-  | "mcp-request-state";
+  | "mcp-request-state"
+  | "tls-keys";
 
 const SALT = new TextEncoder().encode("gatehouse/v1");
 

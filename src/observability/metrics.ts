@@ -189,6 +189,10 @@ export class GatewayMetrics {
     "gatehouse_connection_timeouts_total",
     "Client connections closed by a connections: time limit (handshake, header, body, idle, send).",
   );
+  readonly acmeAttempts = this.registry.counter(
+    "gatehouse_acme_attempts_total",
+    "Attempts to obtain a TLS certificate from the ACME directory, by outcome (obtained, failed).",
+  );
   readonly tlsHandshakeFailures = this.registry.counter(
     "gatehouse_tls_handshake_failures_total",
     "TLS handshakes that failed (a client that does not trust the certificate, or spoke plain HTTP to the TLS port).",

@@ -53,6 +53,14 @@ function encodedSize(part: string): number {
 export const KEYS = {
   /** The generated master secret, when the config gives none. */
   masterSecret: ["gatehouse", "master-secret"] as const,
+  /** The ACME account key for one directory (sealed), shared by replicas. */
+  acmeAccount: (directory: string) => boundedKey(["tls", "acme-account", directory]),
+  /** The certificate obtained for a domain through ACME, its private key sealed. */
+  tlsCertificate: (domain: string) => boundedKey(["tls", "certificate", domain]),
+  /** Which replica is ordering a domain's certificate now, and until when. */
+  acmeOrderLock: (domain: string) => boundedKey(["tls", "acme-order", domain]),
+  /** The key authorization an HTTP-01 challenge token is answered with, on any replica. */
+  acmeChallenge: (token: string) => boundedKey(["tls", "acme-challenge", token]),
   /** A registered OAuth client by id. */
   client: (clientId: string) => boundedKey(["oauth", "client", clientId]),
   /** An /authorize request waiting for the person to log in or consent. */

@@ -102,3 +102,31 @@ export async function readCertificateFiles(
   ]);
   return checkCertifiedKey(cert, key, { cert: files.certFile, key: files.keyFile });
 }
+
+/**
+ * What `gatehouse check` looks at beyond the configuration's text: the certificate files and
+ * their key, or the ACME caRoots file. Throws a CertificateError naming the file.
+ */
+export async function checkTlsFiles(tls: {
+  files?: { certFile: string; keyFile: string };
+  acme?: { caRootsFile?: string };
+}): Promise<void> {
+  if (tls.files) await readCertificateFiles(tls.files);
+  const caRoots = tls.acme?.caRootsFile;
+  if (!caRoots) return;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(caRoots);
+  } catch (error) {
+    throw new CertificateError(
+      "unreadable",
+      `cannot read tls.acme.caRoots ${caRoots}: ${(error as Error).message}`,
+    );
+  }
+  if (!PEM_CERTIFICATE.test(text)) {
+    throw new CertificateError(
+      "invalid_certificate",
+      `tls.acme.caRoots ${caRoots} holds no PEM certificate`,
+    );
+  }
+}

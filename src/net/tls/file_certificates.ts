@@ -22,7 +22,7 @@ export interface CertificateFiles {
 export function keepFilesCurrent(
   files: { certFile: string; keyFile: string },
   port: TlsPort,
-  deps: { logger: Logger; clock: Clock; onReplaced?: (certificate: CertifiedKey) => void },
+  deps: { logger: Logger; clock: Clock },
 ): CertificateFiles {
   const { logger, clock } = deps;
   let closed = false;
@@ -56,7 +56,6 @@ export function keepFilesCurrent(
       names: next.names,
       notAfter: new Date(next.notAfter).toISOString(),
     });
-    deps.onReplaced?.(next);
   };
   const reload = (reason: string) => reloading = reloading.then(() => reloadNow(reason));
 
