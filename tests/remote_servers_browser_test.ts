@@ -1,11 +1,10 @@
 /**
  * Remote MCP servers (`kind: mcp`) with real clients and a real browser: a call to a remote
  * server the person has not connected is told the page to open (a 2026-07-28 call as
- * `input_required` with a URL elicitation, the v2 SDK client in a 2025-11-25 session as an error
- * naming it), the person connects their account in Chromium (Gatehouse registers itself at the
+ * `input_required` with a URL elicitation, the v2 SDK client of either revision, which declares
+ * no URL elicitation, as an error naming it), the person connects their account in Chromium (Gatehouse registers itself at the
  * server's authorization server on the way), and the v2 SDK client's call then works in both
- * revisions. (The v2 client pinned to 2026-07-28 asks `server/discover` first, and reports a
- * refusal of it only as "version negotiation failed", so the page is asked for by a raw call.)
+ * revisions.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -97,6 +96,11 @@ Deno.test("kind: mcp in Chromium with the v2 SDK client (2026-07-28 and 2025-11-
     const token = provider.savedTokens!.access_token;
     const endpoint = `${setup.url}/tracker/mcp`;
 
+    // The v2 client pinned to 2026-07-28 connects (server/discover says where to connect, and
+    // that nothing is to be cached), and its call is told the page.
+    const early = await v2Whoami(endpoint, token, "pinned");
+    assert.ok(early instanceof Error, JSON.stringify(early));
+    assert.equal(pageIn(early.message), `${setup.url}/my/tokens?service=tracker`);
     // A 2026-07-28 call that can open URLs is answered input_required with the page.
     const asked = await modernCall(endpoint, token);
     assert.equal(asked.result?.resultType, "input_required", JSON.stringify(asked));

@@ -15,7 +15,7 @@ import { ModernErrorCode, takesInput } from "../protocol_versions.ts";
 import { errorBody, RpcErrorCode, type RpcResponse } from "../jsonrpc.ts";
 import { SessionLimitError } from "../sessions.ts";
 import type { StatelessLink } from "../stateless_links.ts";
-import { discoverFromInitialize } from "../translate/discover.ts";
+import { discoverBeforeCredential, discoverFromInitialize } from "../translate/discover.ts";
 import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { Json } from "../translate/json_shape.ts";
@@ -59,6 +59,10 @@ export async function handleStatelessRequest(
   try {
     link = await ctx.links.linkFor(ctx.server, ctx.principal, input);
   } catch (error) {
+    if (error instanceof CredentialRequiredError && message.method === "server/discover") {
+      const result = discoverBeforeCredential(error.message);
+      return answer({ jsonrpc: "2.0", id: message.id, result });
+    }
     const input = error instanceof CredentialRequiredError && takesInput(message.method)
       ? credentialInput(error, message, choice.envelope)
       : undefined;

@@ -51,6 +51,24 @@ export function discoverFromInitialize(initialize: Json): Json {
 }
 
 /**
+ * The `server/discover` answer while the person has not connected the server's credential
+ * (nothing can be asked of the backend yet): tools only, the words saying where to connect as
+ * its instructions, and nothing cached (`ttlMs` 0), so the client asks again once connected.
+ * Its calls are then answered with the page to open (`input_required` with a URL elicitation
+ * where the client takes one), which a refused `server/discover` could never lead to.
+ */
+export function discoverBeforeCredential(instructions: string): Json {
+  return {
+    resultType: "complete",
+    supportedVersions: servedProtocolVersions(),
+    capabilities: { tools: {} },
+    instructions,
+    ttlMs: 0,
+    cacheScope: "private",
+  };
+}
+
+/**
  * The `InitializeResult` for a 2025 client in front of a 2026 backend: the session revision
  * the client asked for when the gateway speaks it (else its newest), the backend's
  * capabilities and instructions, and `serverInfo` out of the discover `_meta`, or `fallback`

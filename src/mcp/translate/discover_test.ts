@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Json } from "./json_shape.ts";
 import {
   discoverAtGateway,
+  discoverBeforeCredential,
   discoverFromInitialize,
   initializeFromDiscover,
   pickModernVersion,
@@ -160,4 +161,15 @@ Deno.test("pickModernVersion() picks a shared modern version, or none", () => {
   assert.equal(pickModernVersion(["2027-01-01", "2026-07-28"]), "2026-07-28");
   assert.equal(pickModernVersion(["2027-01-01"]), undefined);
   assert.equal(pickModernVersion(undefined), undefined);
+});
+
+Deno.test("discoverBeforeCredential() offers tools, says where to connect, and lets nothing be cached", () => {
+  assert.deepEqual(discoverBeforeCredential("Tracker needs your own credential: connect it at X"), {
+    resultType: "complete",
+    supportedVersions: SERVED,
+    capabilities: { tools: {} },
+    instructions: "Tracker needs your own credential: connect it at X",
+    ttlMs: 0,
+    cacheScope: "private",
+  });
 });
