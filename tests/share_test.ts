@@ -325,3 +325,72 @@ Deno.test("a reload that changes a shared server ends its sessions and stops its
     await gw.close();
   }
 });
+
+Deno.test("an aggregate's member with share: person joins the person's process", async () => {
+  const gw = await startGateway(`
+servers:
+  fx:
+    transport: stdio
+    ${FIXTURE_STDIO}
+    serviceAuths: [{ type: bearer, tokens: ["${ANN}"] }]
+    share: person
+  both:
+    transport: aggregate
+    servers: [fx]
+    serviceAuths: [{ type: bearer, tokens: ["${ANN}"] }]
+`);
+  const clients: TestClient[] = [];
+  try {
+    const direct = await connect(gw, ANN, "direct");
+    clients.push(direct);
+    const client = new Client({ name: "aggregate", version: "1.0.0" });
+    await within(
+      "an aggregate session",
+      client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gw.url}/both/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${ANN}` } },
+        }),
+      ),
+    );
+    try {
+      const pid = textOf(await client.callTool({ name: "fx.process_id", arguments: {} }));
+      assert.equal(pid, await direct.pid(), "the member reached ann's one process");
+      assert.deepEqual(readings(gw), { server: "fx", processes: 1, sessions: 2, busiest: 2 });
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await closeAll(clients, gw);
+  }
+});
+
+Deno.test("each session on a shared process is answered at its own protocol version", async () => {
+  const gw = await startGateway(config("person"));
+  const headers = mcpHeaders({ authorization: `Bearer ${ANN}` });
+  const url = `${gw.url}/fx/mcp`;
+  try {
+    const answers = [];
+    for (const protocolVersion of ["2025-11-25", "2025-06-18", "1999-01-01"]) {
+      const init = await post(
+        url,
+        { ...INIT, params: { ...INIT.params, protocolVersion } },
+        headers,
+      );
+      assert.equal(init.status, 200, init.text);
+      answers.push((init.json as { result: Record<string, unknown> }).result);
+    }
+    // The version asked for when the gateway speaks it, the process's own otherwise.
+    assert.deepEqual(answers.map((answer) => answer.protocolVersion), [
+      "2025-11-25",
+      "2025-06-18",
+      "2025-11-25",
+    ]);
+    for (const answer of answers) {
+      assert.equal((answer.serverInfo as { name: string }).name, "gatehouse-fixture");
+      assert.ok((answer.capabilities as Record<string, unknown>).tools);
+    }
+    assert.deepEqual(readings(gw), { server: "fx", processes: 1, sessions: 3, busiest: 3 });
+  } finally {
+    await gw.close();
+  }
+});
