@@ -17,6 +17,7 @@ import { sessions } from "./scenarios/sessions.ts";
 import { startup } from "./scenarios/startup.ts";
 import { memory } from "./scenarios/memory.ts";
 import { front } from "./scenarios/front.ts";
+import { frontAndTls } from "./scenarios/front_tls.ts";
 import { revisions } from "./scenarios/revisions.ts";
 import { policyCost } from "./scenarios/policy.ts";
 import { tracingCost } from "./scenarios/tracing.ts";
@@ -51,6 +52,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["9", policyCost],
   ["10", tracingCost],
   ["11", people],
+  ["12", frontAndTls],
   ["nginx", nginxAnchor],
 ];
 

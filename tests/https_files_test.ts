@@ -30,6 +30,7 @@ tls:
   key: ${dir}/key.pem
   redirectHttp: 127.0.0.1:${redirectPort}
 connections: { headerTimeout: 1s }
+metrics: { listen: "127.0.0.1:{{METRICS_PORT}}" }
 ${extra}
 servers:
   tools:
@@ -234,6 +235,23 @@ Deno.test("a TLS handshake must finish within connections.headerTimeout; plain H
     await redirected.body?.cancel();
     assert.equal(redirected.status, 308);
     assert.equal(redirected.headers.get("location"), `https://localhost:${gw.port}/tools/mcp?x=1`);
+
+    // Plain HTTP to the TLS port: the handshake fails, the connection closes, and it is counted.
+    const plain = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+    await plain.write(new TextEncoder().encode("GET /health HTTP/1.1\r\nhost: x\r\n\r\n"));
+    const buffer = new Uint8Array(1024);
+    for (;;) {
+      const n = await within(
+        "the TLS port to close a plain-HTTP connection",
+        plain.read(buffer).catch(() => null),
+      );
+      if (n === null) break;
+    }
+    plain.close();
+    await waitUntil("the failed handshake to be counted", async () => {
+      const metrics = await fetch(`http://127.0.0.1:${gw.metricsPort}/metrics`);
+      return /gatehouse_tls_handshake_failures_total 1\b/.test(await metrics.text());
+    });
   } finally {
     await gw.close();
     await s.cleanup();

@@ -41,10 +41,12 @@ export async function startGateway(
     env?: Record<string, string>;
     /** More `deno run` flags (the memory scenario's `--inspect`). */
     flags?: string[];
+    /** The gateway serves https (`extra` holds its tls:); its URL is https://localhost:PORT. */
+    https?: { caCert: string };
   } = {},
 ): Promise<BenchGateway> {
   const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const url = options.https ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
   const idp = options.oauth ? await startIdp([`${url}/oauth/callback`]) : undefined;
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-" });
   const oauth = idp
@@ -83,10 +85,12 @@ export async function startGateway(
     await idp?.close();
     throw error;
   });
+  const trusting = options.https && Deno.createHttpClient({ caCerts: [options.https.caCert] });
   const healthy = await Promise.race([
-    waitForOk(`${url}/health`).then(() => true),
+    waitForOk(`${url}/health`, undefined, undefined, trusting || undefined).then(() => true),
     running.exited.then(() => false),
   ]);
+  if (trusting) trusting.close();
   if (!healthy) {
     await idp?.close();
     throw new Error(`the gateway exited at start:\n${running.output().slice(-3000)}`);

@@ -164,11 +164,16 @@ export function freePort(): number {
 }
 
 /** Polls `url` until it answers 2xx (bounded); returns the milliseconds it took. */
-export async function waitForOk(url: string, timeoutMs = 30_000, everyMs = 50): Promise<number> {
+export async function waitForOk(
+  url: string,
+  timeoutMs = 30_000,
+  everyMs = 50,
+  client?: Deno.HttpClient,
+): Promise<number> {
   const started = performance.now();
   while (performance.now() - started < timeoutMs) {
     try {
-      const response = await fetch(url);
+      const response = await fetch(url, client ? { client } : {});
       await response.body?.cancel();
       if (response.ok) return performance.now() - started;
     } catch { /* not listening yet */ }
