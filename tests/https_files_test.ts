@@ -185,7 +185,10 @@ Deno.test("gatehouse check refuses a key that does not match its certificate, na
     const stray = await s.caB.issue("stray");
     await Deno.writeTextFile(`${s.dir}/key.pem`, stray.key);
     const configFile = `${s.dir}/config.yaml`;
-    await Deno.writeTextFile(configFile, s.yaml.replaceAll("{{PORT}}", "8443"));
+    await Deno.writeTextFile(
+      configFile,
+      s.yaml.replaceAll("{{PORT}}", "8443").replaceAll("{{METRICS_PORT}}", "9464"),
+    );
     const result = await new Deno.Command("deno", {
       args: [
         "run",
