@@ -9,6 +9,7 @@ import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import { parseShare, SHARE_KEYS } from "./server_share.ts";
 import { parseUserToken } from "./user_token.ts";
+import { isLoopbackHttp } from "../core/loopback.ts";
 import { parseToolChanges, parseToolPins } from "./tool_changes.ts";
 import type { BackendProtocol, HttpServerConfig, StdioServerConfig } from "./types.ts";
 
@@ -189,14 +190,30 @@ export function parseHttp(
     oauthConfigured,
     true,
   );
-  if (server.userToken?.kind === "mcp" && server.url.includes("{{")) {
+  if (server.userToken?.kind === "mcp") checkMcpUrl(c, [...path, "url"], server.url);
+  return server;
+}
+
+/** A `kind: mcp` server's URL: one for everyone, and https (people's tokens travel to it). */
+function checkMcpUrl(c: Checker, at: ConfigPath, url: string): void {
+  if (url.includes("{{")) {
     c.fail(
-      [...path, "url"],
+      at,
       "a kind: mcp server's URL cannot hold placeholders",
       "give the server's one URL: its authorization is discovered once per server, not per person",
     );
+    return;
   }
-  return server;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol === "http:" && !isLoopbackHttp(parsed)) {
+      c.fail(
+        at,
+        "a kind: mcp server must be reached over https",
+        "people's tokens travel to it; plain http is accepted only for this machine",
+      );
+    }
+  } catch { /* reported above as not an http(s) URL */ }
 }
 
 /** The `${VAR}` values in what the server at `path` hands its backend: secrets, as a rule. */

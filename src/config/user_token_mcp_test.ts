@@ -114,6 +114,11 @@ Deno.test("parseMcpUserToken() refuses what cannot work, with path, line and hin
     url: "https://{{user.email}}.wiki.example/mcp"
     requiresUserToken: true
     userToken: { kind: mcp }
+  plaintext:
+    transport: sse
+    url: http://mcp.plain.example/sse
+    requiresUserToken: true
+    userToken: { kind: mcp }
 `);
   assert.deepEqual(issues, [
     {
@@ -153,6 +158,12 @@ Deno.test("parseMcpUserToken() refuses what cannot work, with path, line and hin
       hint:
         "give the server's one URL: its authorization is discovered once per server, not per person",
       line: 31,
+    },
+    {
+      path: ["servers", "plaintext", "url"],
+      message: "a kind: mcp server must be reached over https",
+      hint: "people's tokens travel to it; plain http is accepted only for this machine",
+      line: 36,
     },
   ]);
 });
