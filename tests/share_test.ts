@@ -113,6 +113,9 @@ Deno.test("share: person: one process for a person's sessions, each session hear
     assert.equal(await a.pid(), await b.pid(), "both of ann's sessions reach one process");
     assert.deepEqual(readings(gw), { server: "fx", processes: 1, sessions: 2, busiest: 2 });
     assert.equal(a.client.getServerVersion()?.name, "gatehouse-fixture");
+    const metrics = gw.gateway.metrics();
+    assert.match(metrics, /gatehouse_shared_processes\{server="fx"\} 1\n/);
+    assert.match(metrics, /gatehouse_shared_process_sessions\{server="fx"\} 2\n/);
 
     // Input the process asks for goes to the session whose call asked, and no other.
     assert.match(await callText(a, "test_elicitation", { message: "who?" }), /ann-editor/);
