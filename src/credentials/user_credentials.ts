@@ -168,10 +168,12 @@ export class UserCredentials {
       const asked = parseBearerChallenge(answer.challenge)?.scope?.split(" ") ?? [];
       const wanted = [...new Set([...(stored.scope?.split(" ") ?? []), ...asked])].filter(Boolean);
       await this.deps.vault.put(user, service, { ...stored, stepUpScopes: wanted });
+      this.deps.logger.info("the server asked for more scopes", { service, user, scopes: wanted });
       const name = this.service(service)?.userToken.displayName ?? service;
       throw stepUpRequired(service, name, this.pageUrl(service), wanted);
     }
     if (stored.accessToken !== token) return stored.accessToken;
+    this.deps.logger.info("the server refused the token; refreshing it", { service, user });
     return await this.#refreshOnce(user, service, stored, true);
   }
 
