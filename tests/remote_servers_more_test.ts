@@ -348,3 +348,34 @@ Deno.test("kind: mcp over legacy HTTP+SSE: discovered from the stream's 401, con
     await setup.close();
   }
 });
+
+Deno.test("kind: mcp with the authorization server on another host: refused until that host is in authorizationHosts, then connected", async () => {
+  const refused = await startRemoteGateway({ as: { host: "localhost" } });
+  try {
+    const agent = await signIn(refused, "rita@example.com");
+    const response = await agent.request(`${refused.url}/oauth/connect?service=tracker`);
+    await response.body?.cancel();
+    assert.equal(response.status, 502);
+    assert.match(
+      refused.gw.logs.join("\n"),
+      /authorization server http:\/\/localhost:\d+: localhost is neither the server's own host nor in its userToken.authorizationHosts/,
+    );
+    assert.equal(refused.as.registrations, 0);
+  } finally {
+    await refused.close();
+  }
+  const allowed = await startRemoteGateway({
+    as: { host: "localhost" },
+    userToken: "      authorizationHosts: [localhost]",
+  });
+  let client: Client | undefined;
+  try {
+    const agent = await signIn(allowed, "rita@example.com");
+    await connectTracker(allowed, agent, "rita-at-tracker");
+    ({ client } = await connectWithOAuth(agent, `${allowed.url}/tracker/mcp`));
+    assert.equal((await whoami(client)).sub, "rita-at-tracker");
+  } finally {
+    await client?.close();
+    await allowed.close();
+  }
+});
