@@ -20,6 +20,7 @@ import { openKvStore } from "./src/store/kv.ts";
 import { type PublicServer, servePublic } from "./src/net/public_server.ts";
 import { type Https, startHttps } from "./src/net/tls/https.ts";
 import { checkTlsFiles } from "./src/net/tls/certificate.ts";
+import { probeHealthTls } from "./src/net/tls/health_probe.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
@@ -425,7 +426,18 @@ async function main(args: string[]): Promise<number> {
   if (command.name === "health") {
     const { hostname, port } = config.listen;
     const host = hostname === "0.0.0.0" ? "127.0.0.1" : hostname === "::" ? "[::1]" : hostname;
-    return await checkHealth(`http://${host}:${port}/health`);
+    if (!config.tls) return await checkHealth(`http://${host}:${port}/health`);
+    const status = await probeHealthTls(
+      host.replace(/^\[|\]$/g, ""),
+      port,
+      new URL(config.baseUrl).hostname,
+    )
+      .catch((error) =>
+        console.error(`gatehouse: https://${host}:${port} did not answer: ${error.message}`)
+      );
+    if (status === 200) return EXIT.ok;
+    if (status) console.error(`gatehouse: https://${host}:${port}/health answered ${status}`);
+    return EXIT.runtime;
   }
   if (command.name === "check") {
     if (config.tls) {

@@ -125,6 +125,22 @@ Deno.test("over https from files: an MCP call by a client trusting only the CA, 
     });
     assert.equal((await conn.handshake()).alpnProtocol, "http/1.1");
     conn.close();
+    // `gatehouse health` (the container's health check) speaks TLS to a gateway that does.
+    const health = await new Deno.Command("deno", {
+      args: [
+        "run",
+        "-A",
+        "--config",
+        `${ROOT}deno.json`,
+        `${ROOT}main.ts`,
+        "health",
+        "--config",
+        gw.configFile,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(health.code, 0, new TextDecoder().decode(health.stderr));
     // A client that does not trust the CA is refused in the handshake.
     assert.equal(await trusted(gw.port, s.caB.cert), false);
     const old = new Deno.Command("openssl", {
