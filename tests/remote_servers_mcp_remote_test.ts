@@ -54,6 +54,12 @@ Deno.test("kind: mcp through npm:mcp-remote: the first call names the connect pa
       HOME: home,
       MCP_REMOTE_CONFIG_DIR: `${home}/auth`,
       DENO_DIR: Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME")}/.cache/deno`,
+      // On an empty cache Deno fetches mcp-remote first, and needs the certificate authorities
+      // this machine adds (a company proxy's, say), as the test itself has them.
+      ...Object.fromEntries(
+        ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "DENO_CERT", "DENO_TLS_CA_STORE"]
+          .flatMap((name) => Deno.env.get(name) ? [[name, Deno.env.get(name)!]] : []),
+      ),
     },
     stderr: "pipe",
   });
