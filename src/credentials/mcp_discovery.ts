@@ -192,7 +192,8 @@ const PROBE = JSON.stringify({
 
 /**
  * Discovery as an MCP client does it. `fetch` must be held to the server's hosts
- * (upstream_fetch.ts); `hosts` is the same list, for the endpoints named in the metadata.
+ * (upstream_fetch.ts); `hosts` is the same list, for the endpoints named in the metadata;
+ * `signal` ends the whole of it (each answer has its own time limit besides).
  * Throws `ServiceOAuthError` ("invalid_response") saying what each step found.
  */
 export async function discoverUpstream(
@@ -200,16 +201,17 @@ export async function discoverUpstream(
   fetch: typeof globalThis.fetch,
   hosts: ReadonlySet<string>,
   configuredScopes: string[],
+  signal?: AbortSignal,
 ): Promise<UpstreamAuthorization> {
   const failures: string[] = [];
-  const challenge = await probe(serverUrl, fetch).catch((error) => {
+  const challenge = await probe(serverUrl, fetch, signal).catch((error) => {
     failures.push(`the server: ${(error as Error).message}`);
     return undefined;
   });
   let resource: ProtectedResource | undefined;
   for (const url of protectedResourceMetadataUrls(serverUrl, challenge)) {
     try {
-      resource = processProtectedResourceMetadata(await readJson(url, fetch), serverUrl);
+      resource = processProtectedResourceMetadata(await readJson(url, fetch, signal), serverUrl);
       break;
     } catch (error) {
       failures.push(`${url.href}: ${(error as Error).message}`);
@@ -227,7 +229,7 @@ export async function discoverUpstream(
     }
     for (const url of authorizationServerMetadataUrls(issuer)) {
       try {
-        const response = await fetch(url, { headers: { accept: "application/json" } });
+        const response = await fetch(url, { headers: { accept: "application/json" }, signal });
         const server = await oauth.processDiscoveryResponse(issuer, response);
         checkAuthorizationServer(server, hosts);
         return {
@@ -247,8 +249,10 @@ export async function discoverUpstream(
 async function probe(
   server: URL,
   fetch: typeof globalThis.fetch,
+  signal?: AbortSignal,
 ): Promise<BearerChallenge | undefined> {
   const response = await fetch(server, {
+    signal,
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -262,8 +266,12 @@ async function probe(
   return parseBearerChallenge(response.headers.get("www-authenticate"));
 }
 
-async function readJson(url: URL, fetch: typeof globalThis.fetch): Promise<unknown> {
-  const response = await fetch(url, { headers: { accept: "application/json" } });
+async function readJson(
+  url: URL,
+  fetch: typeof globalThis.fetch,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const response = await fetch(url, { headers: { accept: "application/json" }, signal });
   if (response.status !== 200) {
     await response.body?.cancel();
     throw new Error(`answered ${response.status}`);

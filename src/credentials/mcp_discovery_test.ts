@@ -5,11 +5,14 @@ import {
   canonicalResource,
   checkAuthorizationServer,
   chooseScopes,
+  discoverUpstream,
   parseBearerChallenge,
   processProtectedResourceMetadata,
   protectedResourceMetadataUrls,
 } from "./mcp_discovery.ts";
 import { ServiceOAuthError } from "./service_oauth.ts";
+import { upstreamFetch } from "./upstream_fetch.ts";
+import { testClock } from "../../tests/fixtures/clock.ts";
 
 const SERVER = new URL("https://mcp.tracker.example/mcp");
 const HOSTS = new Set(["mcp.tracker.example", "auth.tracker.example"]);
@@ -179,4 +182,39 @@ Deno.test("chooseScopes() takes the configured scopes, else the challenge's, els
   assert.deepEqual(chooseScopes([], { scope: "read  write" }, resource), ["read", "write"]);
   assert.deepEqual(chooseScopes([], undefined, resource), ["a", "b"]);
   assert.deepEqual(chooseScopes([], undefined, { ...resource, scopesSupported: undefined }), []);
+});
+
+Deno.test("discoverUpstream() gives up as a whole when its signal ends, however many steps are left", async () => {
+  const arrived = Promise.withResolvers<void>();
+  const hold = Promise.withResolvers<void>();
+  const ready = Promise.withResolvers<number>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
+    async () => {
+      arrived.resolve();
+      await hold.promise;
+      return new Response("late", { status: 500 });
+    },
+  );
+  const url = new URL(`http://127.0.0.1:${await ready.promise}/mcp`);
+  const hosts = new Set(["127.0.0.1"]);
+  // Each answer may take a minute: only the signal ends this early.
+  const fetch = upstreamFetch({ hosts, clock: testClock(), timeoutMs: 60_000 });
+  const deadline = new AbortController();
+  try {
+    const discovery = discoverUpstream(url, fetch, hosts, [], deadline.signal);
+    await arrived.promise;
+    deadline.abort(new DOMException("discovery took too long", "TimeoutError"));
+    await assert.rejects(
+      discovery,
+      (error) =>
+        error instanceof ServiceOAuthError &&
+        /could not find how to authorize at .*the server: discovery took too long/.test(
+          error.message,
+        ),
+    );
+  } finally {
+    hold.resolve();
+    await server.shutdown();
+  }
 });

@@ -9,6 +9,7 @@
 import * as oauth from "oauth4webapi";
 import type { McpUserToken } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
+import { withTimeout } from "../core/timeout_signal.ts";
 import { discoverUpstream, type UpstreamAuthorization } from "./mcp_discovery.ts";
 import { clientAuth, type UpstreamClient, type UpstreamIdentities } from "./mcp_identity.ts";
 import {
@@ -19,6 +20,8 @@ import {
 } from "./service_oauth.ts";
 import { upstreamFetch } from "./upstream_fetch.ts";
 
+/** Discovery as a whole (every step together) gives up after this long. */
+export const DISCOVERY_DEADLINE_MS = 20_000;
 /** A registered client is checked with its server before a connection at most this often. */
 const REGISTRATION_CHECK_MS = 10 * 60_000;
 
@@ -46,7 +49,13 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
 
   async function discovered(): Promise<UpstreamAuthorization> {
     if (cached && clock.now() - cached.at < DISCOVERY_TTL_MS) return cached.found;
-    const found = await discoverUpstream(serverUrl, fetch, hosts, config.scopes);
+    // Each answer has its own time limit; this bounds the several of them together, since a
+    // person waits on the connect page meanwhile.
+    const found = await withTimeout(
+      clock,
+      DISCOVERY_DEADLINE_MS,
+      (signal) => discoverUpstream(serverUrl, fetch, hosts, config.scopes, signal),
+    );
     cached = { found, at: clock.now() };
     return found;
   }
