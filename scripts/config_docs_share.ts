@@ -34,7 +34,9 @@ as a plain call.
 
 A shared process with no session for \`processIdleTimeout\` is stopped, and the next session
 starts it again. A reload that changes or removes the server ends its sessions (as for any
-server) and stops its processes; new sessions get new ones. A process that crashes ends its sessions with the error it ended with (their
+server) and stops its processes; new sessions get new ones. So does a change of the person's
+credential (\`{{user.token}}\`): a session bringing a refreshed token gets a process started with it,
+and the old process stops once its sessions have ended. A process that crashes ends its sessions with the error it ended with (their
 clients start new sessions; the first starts the process again). \`limits.sessionsPerUser\` and
 \`limits.maxSessions\` still count sessions; \`limits.processesPerUser\` and
 \`limits.maxProcesses\` bound shared processes (a session that would need one more is refused

@@ -205,6 +205,7 @@ function createTransport(
       const port = options.processes.join({
         server,
         person: user["user.id"],
+        token: user["user.token"],
         // Logged as the server's, not as this session's: the process outlives the session.
         spawn: child,
         startTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,

@@ -36,6 +36,12 @@ export interface JoinRequest {
   spawn(logger: Logger): Transport;
   /** How long a new process may take to start and answer initialize. */
   startTimeoutMs: number;
+  /**
+   * The person's credential the process is started with (`{{user.token}}`), if the server
+   * uses one: a session bringing another (refreshed, replaced) gets a process started with it,
+   * and the one with the old credential stops once its sessions have ended.
+   */
+  token?: string;
 }
 
 interface Entry {
@@ -50,6 +56,8 @@ interface Entry {
 
 interface Group {
   config: StdioServerConfig;
+  /** The credential its processes were started with (kept in memory, as the child has it). */
+  token?: string;
   entries: Entry[];
   /** Processes started for this group so far: each after the first is a restart. */
   started: number;
@@ -104,13 +112,19 @@ export class ProcessPool {
     const everyone = server.share === "all";
     const key = `${server.name}\n${everyone ? "" : person}`;
     let group = this.#groups.get(key);
-    if (group && !sameConfig(group.config, server)) {
-      // Reloaded with another configuration: new sessions get new processes.
+    if (group && (!sameConfig(group.config, server) || group.token !== request.token)) {
+      // Reloaded with another configuration, or the person's credential changed: new
+      // sessions get a new process, started with what they bring.
       for (const entry of group.entries) this.#retire(entry);
-      group = { config: server, entries: [], started: group.started };
+      group = { config: server, token: request.token, entries: [], started: group.started };
       this.#groups.set(key, group);
     }
-    if (!group) this.#groups.set(key, group = { config: server, entries: [], started: 0 });
+    if (!group) {
+      this.#groups.set(
+        key,
+        group = { config: server, token: request.token, entries: [], started: 0 },
+      );
+    }
     const live = group.entries.filter((entry) =>
       !entry.process.ended && !entry.stopping && !entry.retired
     );
@@ -192,7 +206,7 @@ export class ProcessPool {
       everyone: person === undefined,
       forwardRoots: server.forwardRoots,
       onEmpty: () => {
-        if (entry.retired) return void this.#stop(entry, "its server was changed by a reload");
+        if (entry.retired) return void this.#stop(entry, "it was replaced by a newer one");
         entry.idle?.clear();
         entry.idle = this.clock.setTimeout(
           () => {
@@ -221,9 +235,7 @@ export class ProcessPool {
 
   #retire(entry: Entry): void {
     entry.retired = true;
-    if (entry.process.sessions === 0) {
-      void this.#stop(entry, "its server was changed or removed by a configuration reload");
-    }
+    if (entry.process.sessions === 0) void this.#stop(entry, "it was replaced by a newer one");
   }
 
   async #stop(entry: Entry, reason: string): Promise<void> {
