@@ -8,6 +8,7 @@ import { LEGACY_EVERYTHING_STDIO, startGateway, type TestGateway } from "./fixtu
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { connectV2Client } from "./fixtures/v2_client.ts";
 import { openKvStore } from "../src/store/kv.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "alice-token-0123456789abcdef";
@@ -160,6 +161,34 @@ Deno.test("a client that did not declare what the backend asks gets -32021 namin
     assert.equal(refused.status, 400);
     assert.equal(refused.json.error?.code, -32021);
     assert.deepEqual(refused.json.error?.data, { requiredCapabilities: { sampling: {} } });
+  } finally {
+    await gw.close();
+  }
+});
+
+Deno.test("a call the gateway cancels frees the person's link: the next call that may take input needs no second backend", async () => {
+  // Regression: a cancelled call waited for an answer no backend sends, holding its link's
+  // input slot, so every later such call started another backend (seconds under load; the
+  // conformance run's 600 ms checks then failed).
+  const gw = await startGateway(CONFIG.replace("requestTimeout: 20s", "requestTimeout: 1s"));
+  try {
+    const refused = await call(gw, 1, "test_input_required_result_sampling", {}, {
+      elicitation: { form: {} },
+    });
+    assert.equal(refused.json.error?.code, -32021);
+    const next = await call(gw, 2, "test_input_required_result_elicitation");
+    assert.equal(next.json.result?.resultType, "input_required", JSON.stringify(next.json));
+    assert.equal(gw.gateway.sessions.size, 1, "the refused call left its link free");
+
+    // A client that never retries: its call is cancelled when its state expires, and the
+    // link is free again for the person's next call.
+    await waitUntil(
+      "the unanswered call to be given up",
+      () => gw.gateway.links.waiting.size === 0,
+    );
+    const after = await call(gw, 3, "test_input_required_result_sampling");
+    assert.equal(after.json.result?.resultType, "input_required", JSON.stringify(after.json));
+    assert.equal(gw.gateway.sessions.size, 1, "the abandoned call left its link free");
   } finally {
     await gw.close();
   }

@@ -102,9 +102,20 @@ export class LinkCall {
     for (const response of responses) await this.toBackend(response as JSONRPCMessage);
   }
 
-  /** Tells the backend the call is abandoned (its client stopped asking). */
+  /**
+   * Tells the backend the call is abandoned (its client stopped asking), and ends it here: a
+   * backend answers no cancelled request (MCP says it should not), so a call left waiting for
+   * that answer would hold its link's input slot for the link's whole life, and each later
+   * call of the person's that may take input would start another backend.
+   */
   async cancel(reason: string): Promise<void> {
     if (this.#response) return;
+    const message = `the call was cancelled: ${reason}`;
+    this.settle({
+      jsonrpc: "2.0",
+      id: this.id,
+      error: { code: RpcErrorCode.backendError, message },
+    });
     await this.toBackend({
       jsonrpc: "2.0",
       method: "notifications/cancelled",
@@ -139,6 +150,10 @@ export class LinkChannel implements ClientChannel {
   track(call: LinkCall): void {
     if (this.#endedWith !== undefined) return call.settle(ended(call.id, this.#endedWith));
     this.#calls.set(call.id, call);
+    // A call ended here (cancelled) is forgotten too: a late answer to it finds no one.
+    void call.settled.then(() => {
+      if (this.#calls.get(call.id) === call) this.#calls.delete(call.id);
+    });
   }
 
   deliver(message: JSONRPCMessage, related?: RequestId): void {
