@@ -197,7 +197,16 @@ export async function createGateway(
     },
   };
   const sessions = previous?.sessions ?? new SessionRegistry(sessionOptions);
-  if (revocations && !carriedRevocations) await watchRevocations(revocations, sessions, logger);
+  const links = previous?.links ?? new StatelessLinks(
+    sessions,
+    clock,
+    await keysFor("mcp-request-state"),
+    config.limits.requestTimeoutMs,
+    revocations && ((grant) => revocations.has(grant)),
+  );
+  if (revocations && !carriedRevocations) {
+    await watchRevocations(revocations, sessions, links, logger);
+  }
   if (previous) {
     // Sessions of servers whose configuration is unchanged continue; the others end.
     await sessions.reconfigure(
@@ -209,12 +218,6 @@ export async function createGateway(
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
   }
-  const links = previous?.links ?? new StatelessLinks(
-    sessions,
-    clock,
-    await keysFor("mcp-request-state"),
-    config.limits.requestTimeoutMs,
-  );
   const app = buildRoutes({
     config,
     sessions,

@@ -25,6 +25,7 @@ import { ClientDirectory } from "./oauth/client_directory.ts";
 import { GrantAdmin } from "./oauth/grant_admin.ts";
 import { GrantStore } from "./oauth/grants.ts";
 import { Revocations } from "./oauth/revocations.ts";
+import type { StatelessLinks } from "./mcp/stateless_links.ts";
 import type { SessionRegistry } from "./mcp/sessions.ts";
 import { resolveResource, serviceUri } from "./oauth/services.ts";
 import { TokenVerifier } from "./oauth/token_verifier.ts";
@@ -228,15 +229,20 @@ export function newRevocations(
 export async function watchRevocations(
   revocations: Revocations,
   sessions: SessionRegistry,
+  links: StatelessLinks,
   logger: Logger,
 ): Promise<void> {
-  revocations.onRevoked((grants) =>
+  revocations.onRevoked((grants) => {
+    // A 2026 client's listen belongs to its own request's grant, whichever grant's request
+    // opened the link under it: it ends here even when that link lives on.
+    const listens = links.listens.endGrants(grants);
+    if (listens) logger.info("listens of revoked grants ended", { listens, grants });
     void sessions.endGrants(grants, "the grant this session was opened with was revoked").then(
       (ended) =>
         ended && logger.info("sessions of revoked grants ended", { sessions: ended, grants }),
       (error) => logger.error("could not end the sessions of revoked grants", { grants, error }),
-    )
-  );
+    );
+  });
   await revocations.start();
 }
 

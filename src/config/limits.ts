@@ -1,6 +1,7 @@
 /**
- * The `limits:` section: how many sessions (and stdio processes) a person and everyone may hold, how long a session
- * may idle and a request may wait, and how large a message and a stream's buffer may grow.
+ * The `limits:` section: how many sessions (and stdio processes) a person and everyone may hold,
+ * how long a session may idle and a request may wait, how large a message and a stream's buffer
+ * may grow, and how many resource URIs a 2026 client's listens may watch.
  */
 import type { Checker } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
@@ -16,6 +17,8 @@ export const DEFAULT_LIMITS: Limits = {
   requestTimeoutMs: 60_000,
   maxMessageBytes: 4 * 1_048_576,
   maxStreamBufferBytes: 8 * 1_048_576,
+  listenUris: 100,
+  listenUrisPerUser: 1_000,
 };
 
 const LIMIT_KEYS = [
@@ -27,6 +30,8 @@ const LIMIT_KEYS = [
   "requestTimeout",
   "maxMessageBytes",
   "maxStreamBuffer",
+  "listenUris",
+  "listenUrisPerUser",
 ];
 
 export function parseLimits(c: Checker, value: unknown): Limits {
@@ -80,5 +85,11 @@ export function parseLimits(c: Checker, value: unknown): Limits {
     ),
     maxMessageBytes,
     maxStreamBufferBytes,
+    listenUris: c.positiveInteger(raw.listenUris, at("listenUris"), DEFAULT_LIMITS.listenUris),
+    listenUrisPerUser: c.positiveInteger(
+      raw.listenUrisPerUser,
+      at("listenUrisPerUser"),
+      DEFAULT_LIMITS.listenUrisPerUser,
+    ),
   };
 }

@@ -37,6 +37,14 @@ export const LIMITS_SCHEMA: JsonSchema = {
       "What an SSE stream may hold for a client that reads slowly; past it the stream is cut (Streamable HTTP clients resume it). At least twice maxMessageBytes.",
       "8MiB",
     ),
+    listenUris: count(
+      "Resource URIs one subscriptions/listen (MCP 2026-07-28) may name in resourceSubscriptions; a listen naming more is refused with a JSON-RPC error (-32602). Each is a resources/subscribe to a 2025 backend.",
+      100,
+    ),
+    listenUrisPerUser: count(
+      "Resource URIs one person's open listens may watch at once on one gateway process; a listen that would pass it is refused (-32000) until others end.",
+      1_000,
+    ),
   },
 };
 

@@ -69,6 +69,10 @@ export interface Limits {
    * past it the stream is cut (a Streamable HTTP client resumes it with Last-Event-ID).
    */
   maxStreamBufferBytes: number;
+  /** Resource URIs one `subscriptions/listen` may name in `resourceSubscriptions`. */
+  listenUris: number;
+  /** Resource URIs one person's open listens may watch at once, on one gateway process. */
+  listenUrisPerUser: number;
 }
 
 /** Where Prometheus scrapes /metrics: behind a bearer token, and/or on a listener of its own. */

@@ -124,6 +124,8 @@ export function mcpEndpoints(deps: McpDeps): McpEndpoints {
       links: deps.links,
       maxMessageBytes: config.limits.maxMessageBytes,
       maxStreamBufferBytes: config.limits.maxStreamBufferBytes,
+      listenUris: config.limits.listenUris,
+      listenUrisPerUser: config.limits.listenUrisPerUser,
       onSlowReader,
       basePath: deps.basePath,
       logger,

@@ -32,6 +32,8 @@ const LIMITS: Limits = {
   maxStreamBufferBytes: 1_048_576,
   processesPerUser: 10,
   maxProcesses: 100,
+  listenUris: 100,
+  listenUrisPerUser: 1_000,
 };
 
 interface Replica {

@@ -23,6 +23,7 @@ import {
 import type { Session } from "./session.ts";
 import { SessionLimitError, type SessionRegistry } from "./sessions.ts";
 import { type WaitingInput, WaitingInputs } from "./stateless_inputs.ts";
+import { ListenLedger } from "./stateless_listens.ts";
 import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
 import { passAsItIs } from "./backends/passage.ts";
 import { LinkToolMarks } from "./link_tool_marks.ts";
@@ -197,9 +198,15 @@ export class StatelessLinks {
     /** Keys that seal requestState: the current one first, then earlier ones still accepted. */
     readonly stateKeys: CryptoKey[],
     inputTtlMs: number,
+    /** Whether a grant is revoked, as this replica knows it (no storage read). */
+    isRevoked?: (grantId: string) => boolean,
   ) {
     this.waiting = new WaitingInputs<StatelessLink>(clock, inputTtlMs);
+    this.listens = new ListenLedger(isRevoked);
   }
+
+  /** The open listens' grants and the URIs they watch (stateless_listens.ts). */
+  readonly listens: ListenLedger;
 
   /**
    * A link of the person's to `server`: with `forInput`, one whose input slot this call now

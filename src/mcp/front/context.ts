@@ -27,6 +27,10 @@ export interface FrontContext {
   maxMessageBytes: number;
   /** Bytes an SSE stream may hold for a client that reads slowly before it is cut. */
   maxStreamBufferBytes: number;
+  /** Resource URIs one `subscriptions/listen` may name (limits.listenUris). */
+  listenUris: number;
+  /** Resource URIs one person's open listens may watch here (limits.listenUrisPerUser). */
+  listenUrisPerUser: number;
   /** Told when a stream of `session` was cut because its client read too slowly. */
   onSlowReader(session: Session): void;
   /** Path prefix of the public base URL ("" or "/gateway"), for URLs the gateway hands out. */
