@@ -188,6 +188,9 @@ export class SharedProcess {
       const requestId = notification.params?.requestId as RequestId | undefined;
       const ours = requestId === undefined ? undefined : port.calls.get(idKey(requestId));
       if (ours === undefined) return;
+      // The call is over for its session: an answer the process sends anyway is dropped, so it
+      // can never be taken for a later request of the session's that reuses the id.
+      this.#forgetCall(ours);
       await this.#send({ ...notification, params: { ...notification.params, requestId: ours } });
       return;
     }
@@ -247,10 +250,8 @@ export class SharedProcess {
   /** `port`'s session ended: its calls are cancelled, its subscriptions and questions dropped. */
   leave(port: ProcessPort): void {
     if (!this.#ports.delete(port)) return;
-    for (const ours of port.calls.values()) {
-      const call = this.#calls.get(ours);
-      this.#calls.delete(ours);
-      this.#progress.release(call?.linkToken);
+    for (const ours of [...port.calls.values()]) {
+      this.#forgetCall(ours);
       this.#sendQuietly({
         jsonrpc: "2.0",
         method: "notifications/cancelled",
@@ -289,12 +290,8 @@ export class SharedProcess {
       if (response.result) this.#declared = response.result as Record<string, unknown>;
       return this.#initialized.resolve(response);
     }
-    const key = String(response.id);
-    const call = this.#calls.get(key);
+    const call = this.#forgetCall(String(response.id));
     if (!call) return; // an unsubscribe of a session that left, a cancelled call's late answer
-    this.#calls.delete(key);
-    call.port.calls.delete(idKey(call.id));
-    this.#progress.release(call.linkToken);
     if (call.subscribes !== undefined && response.error) {
       this.#subscriptions.unsubscribe(call.port, call.subscribes);
     }
@@ -332,6 +329,16 @@ export class SharedProcess {
       ? []
       : this.#ports;
     for (const port of to) port.deliver(notification as JSONRPCMessage);
+  }
+
+  /** Stops waiting for the process's answer to `ours`; returns the call if it waited. */
+  #forgetCall(ours: string): Call | undefined {
+    const call = this.#calls.get(ours);
+    if (!call) return undefined;
+    this.#calls.delete(ours);
+    call.port.calls.delete(idKey(call.id));
+    this.#progress.release(call.linkToken);
+    return call;
   }
 
   #end(reason: string): void {

@@ -120,3 +120,86 @@ Deno.test("SharedProcess refuses to the process what it asked of a session that 
     await shared.close();
   }
 });
+
+/**
+ * A process that answers when the test says so, even what it was told to stop: no real server
+ * here misbehaves like that on purpose, so this one speaks the wire by script.
+ */
+class LateProcess implements Transport {
+  onmessage?: Transport["onmessage"];
+  onerror?: Transport["onerror"];
+  onclose?: Transport["onclose"];
+  readonly calls: Message[] = [];
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const m = message as Message;
+    if (m.method === "initialize") {
+      const result = {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        serverInfo: { name: "late", version: "1" },
+      };
+      queueMicrotask(() =>
+        this.onmessage?.({ jsonrpc: "2.0", id: m.id, result } as JSONRPCMessage)
+      );
+    } else if (m.method === "tools/call") this.calls.push(m);
+    return Promise.resolve();
+  }
+
+  answer(call: Message, text: string): void {
+    this.onmessage?.(
+      {
+        jsonrpc: "2.0",
+        id: call.id,
+        result: { content: [{ type: "text", text }] },
+      } as JSONRPCMessage,
+    );
+  }
+
+  close(): Promise<void> {
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}
+
+Deno.test("SharedProcess drops an answer to a cancelled call, so it never answers the session's next request with that id", async () => {
+  const late = new LateProcess();
+  const process = new SharedProcess({
+    transport: late,
+    clock: systemClock,
+    logger: createLogger("error"),
+    startTimeoutMs: 10_000,
+    everyone: false,
+    forwardRoots: true,
+    onEnded: () => {},
+    onEmpty: () => {},
+  });
+  const port = process.port();
+  const heard: Message[] = [];
+  port.onmessage = (message) => heard.push(message as Message);
+  try {
+    await port.start();
+    await port.send(call(5, "slow"));
+    await port.send(
+      {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: 5 },
+      } as JSONRPCMessage,
+    );
+    await port.send(call(5, "again"));
+    const [first, second] = late.calls;
+    assert.notEqual(first.id, second.id);
+    late.answer(first, "old");
+    late.answer(second, "new");
+    assert.deepEqual(heard.map((m) => JSON.stringify(m.result)), [
+      JSON.stringify({ content: [{ type: "text", text: "new" }] }),
+    ]);
+  } finally {
+    await process.stop("the test ended");
+  }
+});
