@@ -121,6 +121,8 @@ ${servers(backend.url)}`,
       assert.equal(http.parentSpanId, client.spanId);
       assert.equal(http.name, "POST /{server}/mcp");
       assert.equal(http.attributes["http.route"], "/{server}/mcp");
+      // The client as the front saw it (behind trustedProxies, the client a proxy named).
+      assert.equal(http.attributes["client.address"], "127.0.0.1");
       assert.equal(
         call!.parentSpanId,
         http.spanId,

@@ -148,11 +148,37 @@ Deno.test("behind nginx, the audit line of a tool call names the real client", a
       }),
     });
     assert.equal(call.status, 200, call.text);
+    // A 2026-07-28 call (no session) from yet another machine.
+    const stateless = await requestFrom("127.0.0.7", url, {
+      method: "POST",
+      headers: {
+        ...headers,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "test_simple_text",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: {
+          name: "test_simple_text",
+          arguments: {},
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      }),
+    });
+    assert.equal(stateless.status, 200, stateless.text);
     const audited = () => logLines(gw).filter((line) => line.msg === "audit");
-    await waitUntil("the audit line of the tool call", () => audited().length > 0);
+    await waitUntil("the audit lines of both tool calls", () => audited().length === 2);
     const audit = audited();
     assert.deepEqual(audit.map((line) => [line.target, line.address]), [
       ["test_simple_text", "127.0.0.6"],
+      ["test_simple_text", "127.0.0.7"],
     ]);
   });
 });

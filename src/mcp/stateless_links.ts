@@ -92,12 +92,14 @@ export class StatelessLink {
    * Sends `request` under an id of the link's own; the call says what came of it. On a link
    * that `passes`, the request goes to the backend as it is. `onNotification` gets the call's
    * progress, and its logs from `logLevel` up (link_calls.ts says when a log is the call's).
+   * `from` is the client's address, for the audit.
    */
   async start(
     request: RpcRequest,
     onNotification?: (notification: RpcNotification) => void,
     logLevel?: LogLevel,
     asItIs = this.passes,
+    from?: string,
   ): Promise<LinkCall> {
     const id = `gh-${++this.#next}`;
     const call = new LinkCall(
@@ -126,7 +128,7 @@ export class StatelessLink {
     }
     if (logLevel !== undefined && !asItIs) await this.#logFrom(logLevel);
     this.channel.track(call);
-    await this.session.fromClient((asItIs ? passAsItIs(sent) : sent) as JSONRPCMessage);
+    await this.session.fromClient((asItIs ? passAsItIs(sent) : sent) as JSONRPCMessage, from);
     return call;
   }
 
@@ -134,8 +136,8 @@ export class StatelessLink {
    * Sends `request` and waits for its answer, under `request.id`; for calls taking no input.
    * `asItIs` false sends a request of the gateway's own, without a 2026 envelope.
    */
-  async call(request: RpcRequest, asItIs = this.passes): Promise<RpcResponse> {
-    const call = await this.start(request, undefined, undefined, asItIs);
+  async call(request: RpcRequest, asItIs = this.passes, from?: string): Promise<RpcResponse> {
+    const call = await this.start(request, undefined, undefined, asItIs, from);
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
     if (request.method === "tools/list") this.toolMarks.heard(response);

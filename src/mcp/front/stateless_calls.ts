@@ -77,6 +77,8 @@ export async function startTakingInput(
     messageFor2025Backend(message),
     onProgress,
     onProgress && envelope.logLevel,
+    undefined,
+    ctx.clientAddress,
   );
   return await drive(call, message, envelope, link, ctx);
 }

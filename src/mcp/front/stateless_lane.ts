@@ -99,7 +99,7 @@ export async function handleStatelessRequest(
       return served.body;
     });
   }
-  const response = await link.call(messageFor2025Backend(message));
+  const response = await link.call(messageFor2025Backend(message), undefined, ctx.clientAddress);
   const serverInfo = link.initializeResult.serverInfo as Json | undefined;
   // A method the server lacks is 404 in this revision, whoever found out.
   const status = response.error?.code === RpcErrorCode.methodNotFound ? 404 : 200;

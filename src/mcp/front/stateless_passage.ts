@@ -46,11 +46,12 @@ export async function passThrough(
     ? message
     : { ...message, params: { ...message.params, requestState: backendState } };
   if (progressTokenOf(message) === undefined && logLevel === undefined) {
-    const response = await sealed(atGateway(await link.call(sent), message), message, ctx);
+    const answer = await link.call(sent, undefined, ctx.clientAddress);
+    const response = await sealed(atGateway(answer, message), message, ctx);
     return jsonResponse(response, statusOf(response));
   }
   return answerOnStream(message, ctx, async (send) => {
-    const call = await link.start(sent, send, logLevel);
+    const call = await link.start(sent, send, logLevel, undefined, ctx.clientAddress);
     const step = await call.next();
     const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
     return await sealed(atGateway({ ...response, id: message.id }, message), message, ctx);
