@@ -17,6 +17,7 @@ import { isLoopbackHost } from "./core/loopback.ts";
 import { Secret } from "./core/secret.ts";
 import { randomBase64Url, randomHex } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
+import { namedGroups } from "./config/named_groups.ts";
 import { buildRoutes } from "./http/routes.ts";
 import { SessionRegistry, type SessionRegistryOptions } from "./mcp/sessions.ts";
 import { StatelessLinks } from "./mcp/stateless_links.ts";
@@ -215,8 +216,10 @@ export async function createGateway(
     );
   }
   const authenticators = new Map<ServerName, ServerAuthenticator>();
+  // A person is judged by their grant's groups that this configuration names (bearer.ts).
+  const named = namedGroups(config.servers.values(), config.oauth?.allow);
   for (const server of config.servers.values()) {
-    authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier));
+    authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier, named));
   }
   const app = buildRoutes({
     config,

@@ -254,6 +254,68 @@ Deno.test("after a reload withdraws a server, the person's refresh fails and the
   }
 });
 
+Deno.test("after a reload that names a new group, the first request admits exactly its members, whatever their tokens carry", async () => {
+  const setup = await start("{ groups: [staff] }");
+  try {
+    const client = await registerClient(setup.url);
+    const signIn = async (email: string, groups: string[]) => {
+      setup.idp.loginAs = { email, claims: { groups } };
+      const code =
+        (await obtainCode(new UserAgent(), setup.url, client.client_id, `${setup.url}/alpha`))
+          .get("code")!;
+      return (await exchangeCode(setup.url, client.client_id, code)).json.access_token as string;
+    };
+    // "desk" is named nowhere yet, so no token carries it.
+    const alice = await signIn("alice@example.com", ["staff", "desk"]);
+    const bob = await signIn("bob@example.com", ["staff"]);
+    assert.deepEqual(jwtClaims(alice).groups, ["staff"]);
+    const initialize = async (token: string) => {
+      const answer = await post(
+        `${setup.url}/alpha/mcp`,
+        INIT,
+        mcpHeaders({ authorization: `Bearer ${token}` }),
+      );
+      return answer.status;
+    };
+    const stateless = async (token: string) => {
+      const answer = await post(
+        `${setup.url}/alpha/mcp`,
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        },
+        mcpHeaders({
+          authorization: `Bearer ${token}`,
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/list",
+        }),
+      );
+      return answer.status;
+    };
+    assert.equal(await initialize(alice), 200);
+    assert.equal(await initialize(bob), 200);
+
+    await setup.reload("{ groups: [desk] }");
+    assert.equal(await initialize(alice), 200, "alice is in desk: her grant says so");
+    assert.equal(await stateless(alice), 200);
+    assert.equal(await initialize(bob), 403, "bob is not in desk");
+    assert.equal(await stateless(bob), 403);
+
+    // And back: the same tokens, judged again by the policy now in force.
+    await setup.reload("{ groups: [staff] }");
+    assert.equal(await initialize(bob), 200);
+  } finally {
+    await setup.close();
+  }
+});
+
 Deno.test("an address the provider calls unverified is left out of the token and passes no emails rule", async () => {
   const setup = await start("{ groups: [editors] }");
   try {

@@ -5,7 +5,9 @@
  * pairs ("username:password"; the caller is named by the username alone, since a fingerprint of
  * a password people chose could be guessed back from the logs). Either counts as a member of its
  * entry's `groups`. With `oauth:` configured, Gatehouse's own access tokens are accepted when
- * their audience names this server.
+ * their audience names this server; such a caller's groups are those its grant keeps (read once
+ * per replica by the token verifier) that the configuration running now names, so a reload that
+ * names a new group admits its members on their next request, whatever their token carries.
  */
 import type { ServerConfig } from "../config/types.ts";
 import { userId } from "../core/ids.ts";
@@ -87,6 +89,8 @@ async function serviceCredentials(server: ServerConfig) {
 export async function createAuthenticator(
   server: ServerConfig,
   oauth?: TokenVerifier,
+  /** Every group the running configuration names (config/named_groups.ts). */
+  namedGroups: ReadonlySet<string> = new Set(),
 ): Promise<ServerAuthenticator> {
   if (server.public) {
     return {
@@ -95,6 +99,16 @@ export async function createAuthenticator(
     };
   }
   const credentials = await serviceCredentials(server);
+  // A grant's groups narrowed to those the configuration names, once per grant: the verifier
+  // hands out the same list for a grant until it reads the grant again.
+  const narrowed = new WeakMap<readonly string[], readonly string[]>();
+  const groupsOf = (check: { groups?: readonly string[]; claims: { groups?: string[] } }) => {
+    const granted = check.groups;
+    if (granted === undefined) return check.claims.groups ?? [];
+    let named = narrowed.get(granted);
+    if (!named) narrowed.set(granted, named = granted.filter((group) => namedGroups.has(group)));
+    return named;
+  };
   return {
     async authenticate(request) {
       if (
@@ -141,7 +155,7 @@ export async function createAuthenticator(
             id: userId(jwt.claims.sub),
             email: jwt.claims.email,
             clientId: jwt.claims.client_id,
-            groups: jwt.claims.groups ?? [],
+            groups: groupsOf(jwt),
             grantId: jwt.claims.fam,
           },
         };

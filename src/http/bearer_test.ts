@@ -66,10 +66,12 @@ const call = (authorization?: string, url = "https://gw.example.com/alpha/mcp") 
 
 async function withAlpha(
   test: (auth: ServerAuthenticator, parts: AuthParts) => Promise<void>,
+  namedGroups?: ReadonlySet<string>,
 ): Promise<void> {
   const parts = await authServer(CONFIG);
   try {
-    await test(await createAuthenticator(server(CONFIG, "alpha"), parts.verifier), parts);
+    const auth = await createAuthenticator(server(CONFIG, "alpha"), parts.verifier, namedGroups);
+    await test(auth, parts);
   } finally {
     parts.close();
   }
@@ -143,7 +145,26 @@ Deno.test("createAuthenticator() gives the person the groups their Gatehouse acc
     const result = await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1");
     assert.ok(result.ok);
     assert.deepEqual(result.principal.groups, ["ops", "editors"]);
-  });
+  }, new Set(["editors", "ops"]));
+});
+
+Deno.test("createAuthenticator() judges a person by their grant's groups that the running configuration names, not by the token's", async () => {
+  // The token was issued when only "ops" was named; the configuration now names "editors" too.
+  await withAlpha(async (auth, parts) => {
+    parts.namedGroups = new Set(["ops"]);
+    const { client } = await registerClient(parts);
+    const code = await issueCode(parts, client, {
+      identity: { ...ALICE, groups: ["ops", "unnamed", "editors"] },
+    });
+    const tokens = await exchange(parts, codeForm(client, code));
+    const token = `Bearer ${tokens.access_token}`;
+    for (let i = 0; i < 2; i++) {
+      // The second time from the verifier's caches, not storage.
+      const result = await auth.authenticate(call(token), "127.0.0.1");
+      assert.ok(result.ok);
+      assert.deepEqual(result.principal.groups, ["ops", "editors"]);
+    }
+  }, new Set(["editors", "ops"]));
 });
 
 Deno.test("createAuthenticator() refuses a Gatehouse access token for another server, saying which service it is not for", async () => {

@@ -24,6 +24,13 @@ export interface FamilyRecord {
   /** Service URIs. */
   audience?: string[];
   scope?: string;
+  /**
+   * The person's groups as the identity provider named them at the sign-in that began the
+   * grant (bounded at sign-in, idp/groups.ts): every request is judged by these, not by the
+   * token's `groups` claim, which holds only those the configuration named when it was issued.
+   * Unknown for families opened before; their requests fall back to the token's claim.
+   */
+  groups?: string[];
   /** When the authorization code was redeemed; unknown for families opened before. */
   grantedAt?: number;
   /**
@@ -43,8 +50,15 @@ export interface GrantFacts {
   scope: string;
 }
 
-/** `record` with the facts it lacks taken from `facts` (a legacy family learns them here). */
+/**
+ * `record` with the facts it lacks taken from `facts` (a legacy family learns them here, and a
+ * family opened before groups were kept learns its groups at its next token).
+ */
 export function withFacts(record: FamilyRecord, facts: GrantFacts): FamilyRecord {
+  const groups = facts.identity.groups;
+  if (record.groups === undefined && groups !== undefined) {
+    record = { ...record, groups: [...groups] };
+  }
   if (record.userId !== undefined) return record;
   return {
     ...record,

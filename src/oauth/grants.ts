@@ -246,8 +246,13 @@ export class GrantStore {
   }
 
   async isFamilyRevoked(familyId: string): Promise<boolean> {
+    return (await this.liveFamily(familyId)) === undefined;
+  }
+
+  /** The family's record while it is not revoked; undefined when revoked or unknown. */
+  async liveFamily(familyId: string): Promise<FamilyRecord | undefined> {
     const family = await this.store.get<FamilyRecord>(KEYS.family(familyId));
-    return family === undefined || family.revoked;
+    return family === undefined || family.revoked ? undefined : family;
   }
 
   #refreshRecord(familyId: string, context: GrantContext): RefreshRecord {

@@ -4,7 +4,9 @@
  * asked of this replica's in-memory set (revocations.ts), refreshed from storage every few
  * seconds, so a revoked grant stops working on every replica within 10 s and no request waits
  * for storage. The first time this replica sees a grant it reads the grant's record once: a
- * token of a grant already revoked, or one storage no longer knows, is refused at once.
+ * token of a grant already revoked, or one storage no longer knows, is refused at once; and the
+ * person's groups the grant keeps are kept with it, so every request is judged by all of them
+ * (a reload's policy may name a group no configuration named when the token was issued).
  */
 import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
@@ -20,7 +22,8 @@ const KNOWN_GRANTS_SIZE = 10_000;
 const VERIFIED_CACHE_SIZE = 10_000;
 
 export type TokenCheck =
-  | { ok: true; claims: AccessTokenClaims }
+  /** `groups`: the grant's, when its record keeps them; else the token's claim is all there is. */
+  | { ok: true; claims: AccessTokenClaims; groups?: readonly string[] }
   | { ok: false; description: string };
 
 const DESCRIPTIONS: Record<JwtError["code"], string> = {
@@ -38,7 +41,8 @@ const DESCRIPTIONS: Record<JwtError["code"], string> = {
 export const REVOKED_GRANT = "this grant was revoked: sign in again through your MCP client";
 
 export class TokenVerifier {
-  readonly #known = new Set<string>();
+  /** Grants read once and found live, with the groups their record keeps (if it does). */
+  readonly #known = new Map<string, readonly string[] | undefined>();
   /** Per service: tokens already verified for it, and their claims. */
   readonly #verified = new Map<ServerName, Map<string, AccessTokenClaims>>();
   #verifiedCount = 0;
@@ -90,14 +94,17 @@ export class TokenVerifier {
   async #unlessRevoked(claims: AccessTokenClaims): Promise<TokenCheck> {
     const { revocations, grants } = this.options;
     if (revocations.has(claims.fam)) return { ok: false, description: REVOKED_GRANT };
-    if (this.#known.has(claims.fam)) return { ok: true, claims };
-    if (await grants.isFamilyRevoked(claims.fam)) {
+    if (this.#known.has(claims.fam)) {
+      return { ok: true, claims, groups: this.#known.get(claims.fam) };
+    }
+    const family = await grants.liveFamily(claims.fam);
+    if (!family) {
       // Kept as long as the token could verify, so it is refused without a read from now on.
       revocations.noteRevoked(claims.fam, (claims.exp! + SKEW_SECONDS) * 1000);
       return { ok: false, description: REVOKED_GRANT };
     }
     if (this.#known.size >= KNOWN_GRANTS_SIZE) this.#known.clear();
-    this.#known.add(claims.fam);
-    return { ok: true, claims };
+    this.#known.set(claims.fam, family.groups);
+    return { ok: true, claims, groups: family.groups };
   }
 }
