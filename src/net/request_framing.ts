@@ -4,7 +4,7 @@
  * request's head and body without parsing anything else. It also puts the client's address
  * into each head for the server behind, and refuses the framings that let one request hide
  * inside another (request smuggling): both Content-Length and Transfer-Encoding, conflicting
- * lengths, a transfer coding other than chunked, folded header lines.
+ * lengths, a transfer coding other than chunked, folded header lines, CONNECT.
  *
  * Bodies pass through untouched; only heads are rewritten (one header line added).
  */
@@ -49,6 +49,13 @@ const CLOSE_LINE = encoder.encode("connection: close\r\n");
 const CONTENT_LENGTH = encoder.encode("content-length");
 const TRANSFER_ENCODING = encoder.encode("transfer-encoding");
 const PEER_NAME = encoder.encode(PEER_HEADER);
+/**
+ * `Deno.serve` (hyper) reads no body after a CONNECT head, whatever its Content-Length or
+ * Transfer-Encoding says, and takes those bytes for the next request: the front, which did take
+ * them for a body, would have passed on unchecked a request with a forged x-gatehouse-peer.
+ * Methods are case-sensitive (RFC 9110 §9.1), and hyper knows CONNECT only so.
+ */
+const CONNECT = encoder.encode("CONNECT ");
 const latin1 = new TextDecoder("latin1");
 
 /**
@@ -181,6 +188,9 @@ export class RequestFraming {
     // Empty lines before the request line (`start` bytes) are dropped: the server would ignore
     // them too (RFC 9112 §2.2). Every line ends with CRLF: the scanner refused anything else.
     const lineEnd = crlfFrom(head, start);
+    if (startsWith(head, start, CONNECT)) {
+      return { status: 400, reason: "CONNECT is not served: the gateway is not a forward proxy" };
+    }
     let length: number | undefined;
     let transferEncoding: string | undefined;
     for (let line = lineEnd + 2; line < head.length - 2;) {
@@ -319,6 +329,12 @@ function withCloseLine(head: Uint8Array): Uint8Array {
   closing.set(CLOSE_LINE, afterRequestLine);
   closing.set(head.subarray(afterRequestLine), afterRequestLine + CLOSE_LINE.length);
   return closing;
+}
+
+function startsWith(bytes: Uint8Array, at: number, prefix: Uint8Array): boolean {
+  if (bytes.length - at < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 function isHex(byte: number): boolean {

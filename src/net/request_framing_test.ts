@@ -138,6 +138,10 @@ Deno.test("RequestFraming.push() refuses framings that could smuggle a request, 
     ["GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n", 400, /folded/],
     ["GET / HTTP/1.1\r\nno colon here\r\n\r\n", 400, /no colon/],
     [`GET / HTTP/1.1\r\nX-Gatehouse-Peer: 10.0.0.1\r\n\r\n`, 400, /gateway's own/],
+    // Deno.serve reads no body after CONNECT: a declared one would reach it as a request.
+    ["CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\nContent-Length: 3\r\n\r\n", 400, /CONNECT/],
+    ["\r\nCONNECT x:443 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, /CONNECT/],
+    ["CONNECT x:443 HTTP/1.1\r\n\r\n", 400, /not a forward proxy/],
   ];
   for (const [request, status, reason] of refused) {
     const seen = feed(request, 5);

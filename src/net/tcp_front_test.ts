@@ -267,6 +267,21 @@ Deno.test("TcpFront refuses a request that could smuggle another, before the ser
   }
 });
 
+Deno.test("TcpFront refuses CONNECT, whose body Deno.serve would read as a request with a forged address", async () => {
+  const t = await frontFor();
+  try {
+    const hidden = `GET /hidden HTTP/1.1\r\nHost: x\r\n${PEER_HEADER}: 10.6.6.6\r\n\r\n`;
+    const conn = await t.connect();
+    await conn.write(encoder.encode(
+      `CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\nContent-Length: ${hidden.length}\r\n\r\n${hidden}`,
+    ));
+    assert.match(await readToEnd(conn), /^HTTP\/1\.1 400 Bad Request\r\n[^]*CONNECT is not served/);
+    assert.equal(t.seen.length, 0);
+  } finally {
+    await t.close();
+  }
+});
+
 Deno.test("TcpFront refuses a bare LF that would show the server a header the front did not see", async () => {
   const t = await frontFor();
   try {

@@ -144,7 +144,7 @@ export function compareRuns(direct: Echo[], front: Echo[]): string | undefined {
         JSON.stringify(echo.peers)
       }`;
     }
-    if (echo.body.includes(PEER_HEADER)) {
+    if (echo.body.includes(`${PEER_HEADER}: 127.0.0.1`)) {
       return `request ${i} reached the server with the front's line in its body: ${
         JSON.stringify(echo)
       }`;
@@ -170,6 +170,9 @@ function sameEcho(a: Echo, b: Echo, bodies: boolean): boolean {
     JSON.stringify(a.headers) === JSON.stringify(b.headers);
 }
 
+/** A request with a forged client address, sent as another request's body. */
+const SMUGGLED = `GET /smuggled HTTP/1.1\r\nHost: x\r\n${PEER_HEADER}: 10.6.6.6\r\n\r\n`;
+
 const LINE_ENDS = ["\r\n", "\r\n", "\r\n", "\r\n", "\r\n", "\n", "\r", "\r\r\n", "\n\r", " \r\n"];
 const HEADERS = [
   "Host: x",
@@ -188,6 +191,18 @@ const HEADERS = [
   "Connection: keep-alive",
   "NoColon",
   "X-C: a\0b",
+  // A body that is a whole request with a forged address (SMUGGLED), for heads whose body a
+  // server might not read as one: CONNECT, upgrades, 100-continue.
+  `Content-Length: ${SMUGGLED.length}`,
+  "Upgrade: websocket",
+  "Connection: Upgrade",
+  "Upgrade: h2c",
+  "Expect: 100-continue",
+  "Transfer-Encoding: chunked\u00a0",
+  "X-O: caf\u00e9",
+  "Content-Length\0: 3",
+  "Transfer-Encoding\t: chunked",
+  "Content-Length: 03",
 ];
 const REQUEST_LINES = [
   "GET /a HTTP/1.1",
@@ -196,10 +211,37 @@ const REQUEST_LINES = [
   "GET /d HTTP/1.0",
   "GET  /e HTTP/1.1",
   "GET /f",
+  "CONNECT x:443 HTTP/1.1",
+  "CONNECT /c HTTP/1.1",
+  "OPTIONS * HTTP/1.1",
+  "HEAD /h HTTP/1.1",
+  "PRI * HTTP/2.0",
 ];
+/** Headers that may change whether a server reads a request's body as one. */
+const BODY_DOUBTS = [
+  "Upgrade: websocket",
+  "Connection: Upgrade",
+  "Upgrade: h2c",
+  "Expect: 100-continue",
+  "Connection: close",
+];
+
+/**
+ * A request whose body is a whole request with a forged address, under a head a server may
+ * read without a body (CONNECT, an upgrade, 100-continue): if the server does not read it as a
+ * body, it reads it as a request the front never checked.
+ */
+function bodyProbe(random: Random): string {
+  let text = random.pick(REQUEST_LINES) + "\r\nHost: x\r\n";
+  for (let i = random.int(3); i > 0; i--) text += random.pick(BODY_DOUBTS) + "\r\n";
+  if (random.chance(0.5)) return text + `Content-Length: ${SMUGGLED.length}\r\n\r\n${SMUGGLED}`;
+  const size = SMUGGLED.length.toString(16);
+  return text + `Transfer-Encoding: chunked\r\n\r\n${size}\r\n${SMUGGLED}\r\n0\r\n\r\n`;
+}
 
 /** One request: empty lines, request line, header lines, the end, a body of some kind. */
 function request(random: Random): string {
+  if (random.chance(0.1)) return bodyProbe(random);
   const end = () => random.chance(0.9) ? "\r\n" : random.pick(LINE_ENDS);
   let text = "";
   for (let i = random.chance(0.2) ? random.int(7) : 0; i > 0; i--) text += end();
@@ -211,6 +253,9 @@ function request(random: Random): string {
   }
   text += end();
   if (/transfer-encoding/i.test(text) && random.chance(0.8)) return text + chunkedBody(random, end);
+  if (text.includes(`Content-Length: ${SMUGGLED.length}`) && random.chance(0.8)) {
+    return text + SMUGGLED;
+  }
   // Mostly the body its head declares, sometimes one shorter or longer than that.
   const declared = /content-length: (\d)\r\n/i.exec(text);
   if (declared && random.chance(0.8)) return text + "abcdefgh".slice(0, Number(declared[1]));
@@ -220,7 +265,7 @@ function request(random: Random): string {
 function chunkedBody(random: Random, end: () => string): string {
   let body = "";
   for (let i = random.int(3); i > 0; i--) {
-    const data = random.pick(["ab", "hello", "x"]);
+    const data = random.pick(["ab", "hello", "x", SMUGGLED]);
     body += data.length.toString(16) + (random.chance(0.2) ? ";ext=1" : "") + end() + data + end();
   }
   body += "0" + end();
