@@ -144,6 +144,28 @@ Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client
   }
 });
 
+Deno.test("two gateways starting together on empty storage order one certificate and both serve it", async () => {
+  const s = await setup();
+  try {
+    const root = await s.pebble.issuingRoot();
+    // Pebble checks challenges on the first one's redirect port only: whichever of the two
+    // orders, the answer is in the shared storage, and the first one serves it.
+    const [one, two] = await Promise.all([
+      startGatewayProcess(config(s.pebble, s.storage, s.redirectPort), {}, { caCerts: [root] }),
+      startGatewayProcess(config(s.pebble, s.storage, ephemeralPort()), {}, { caCerts: [root] }),
+    ]);
+    try {
+      assert.equal(s.pebble.issued().length, 1, "one order for both");
+      assert.equal(await servedSerial(one.port), s.pebble.issued()[0]);
+      assert.equal(await servedSerial(two.port), s.pebble.issued()[0]);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  } finally {
+    await s.cleanup();
+  }
+});
+
 Deno.test("renewal replaces the certificate for new connections; a connection opened before goes on", async () => {
   const s = await setup();
   try {

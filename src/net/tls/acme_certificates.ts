@@ -90,24 +90,38 @@ export class AcmeCertificates {
 
   /**
    * A certificate to start serving: the stored one while it is valid (renewed later if due),
-   * else one obtained now, tried again with back-off until it comes or `close()`.
+   * else one obtained now, tried again with back-off until it comes or `close()`. Replicas
+   * starting together order once: the one holding the order lock orders, the others wait for
+   * its certificate in storage.
    */
   async initial(): Promise<CertifiedKey> {
-    const stored = await this.deps.store.certificate(this.settings.domain);
-    if (stored && stored.notAfter > this.deps.clock.now()) {
-      this.deps.logger.info("TLS certificate from storage", describe(stored));
-      this.#serving = stored;
-      return stored;
-    }
-    for (;;) {
+    const { store, clock, owner } = this.deps;
+    const { domain } = this.settings;
+    for (let waited = false;; waited = true) {
       if (this.#closed) throw new Error("closed before a TLS certificate was obtained");
-      const obtained = await this.#attempt();
-      if (obtained) {
-        this.#serving = { ...obtained, obtainedAt: this.deps.clock.now() };
-        return obtained;
+      const stored = await store.certificate(domain);
+      if (stored && stored.notAfter > clock.now()) {
+        this.deps.logger.info("TLS certificate from storage", describe(stored));
+        this.#serving = stored;
+        return stored;
+      }
+      let wait = WAIT_FOR_OTHER_MS;
+      if (await store.lock(domain, owner)) {
+        const obtained = await this.#attempt().finally(() =>
+          store.unlock(domain, owner).catch(() => {})
+        );
+        if (obtained) {
+          this.#serving = { ...obtained, obtainedAt: clock.now() };
+          return obtained;
+        }
+        wait = this.#retryMs();
+      } else if (!waited) {
+        this.deps.logger.info("another replica is ordering the TLS certificate; waiting for it", {
+          domain,
+        });
       }
       await new Promise<void>((resolve) => {
-        this.#timer = this.deps.clock.setTimeout(resolve, this.#retryMs());
+        this.#timer = clock.setTimeout(resolve, wait);
       });
     }
   }
