@@ -195,6 +195,32 @@ Deno.test("a certificate rotated on disk is served to the next connection; an op
   }
 });
 
+Deno.test("SIGHUP reads the certificate files again when no change was seen (a symlink's target rewritten elsewhere)", async () => {
+  const s = await setup();
+  // tls.cert and tls.key are symlinks into another directory, which nothing watches.
+  const elsewhere = await Deno.makeTempDir({ prefix: "gatehouse-tls-target-" });
+  await Deno.rename(`${s.dir}/cert.pem`, `${elsewhere}/cert.pem`);
+  await Deno.rename(`${s.dir}/key.pem`, `${elsewhere}/key.pem`);
+  await Deno.symlink(`${elsewhere}/cert.pem`, `${s.dir}/cert.pem`);
+  await Deno.symlink(`${elsewhere}/key.pem`, `${s.dir}/key.pem`);
+  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  try {
+    const leafB = await s.caB.issue("leaf B");
+    await Deno.writeTextFile(`${elsewhere}/cert.pem`, leafB.cert);
+    await Deno.writeTextFile(`${elsewhere}/key.pem`, leafB.key);
+    assert.equal(await trusted(gw.port, s.caA.cert), true, "unseen until SIGHUP");
+    gw.signal("SIGHUP");
+    await waitUntil(
+      "the certificate read again on SIGHUP to be served",
+      () => trusted(gw.port, s.caB.cert),
+    );
+  } finally {
+    await gw.close();
+    await s.cleanup();
+    await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
 Deno.test("gatehouse check refuses a key that does not match its certificate, naming the file", async () => {
   const s = await setup();
   try {
