@@ -245,3 +245,72 @@ servers:
     await gw.close();
   }
 });
+
+Deno.test("a grant revoked on another replica ends its listen here once this replica's revocation poll sees it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-listen-revoke-" });
+  const a = await listenForGateway();
+  const b = await listenForGateway();
+  const idp = await startIdp([`${a.url}/oauth/callback`]);
+  // Two replicas as in production: one base URL and secret, one KV file.
+  const yaml = `
+baseUrl: ${a.url}
+storage: ${dir}/gatehouse.kv
+secret: ${TEST_MASTER_SECRET}
+servers:
+  legacy:
+    transport: stdio
+    ${LEGACY_EVERYTHING_STDIO}
+oauth:
+${idpSection(idp)}
+`;
+  const env = { IDP_SECRET: idp.clientSecret };
+  const replicas: TestGateway[] = [];
+  let stream: ReturnType<typeof messages> | undefined;
+  try {
+    replicas.push(await a.start(yaml, env, { storage: `${dir}/gatehouse.kv` }));
+    replicas.push(await b.start(yaml, env, { storage: `${dir}/gatehouse.kv` }));
+    const [gwA, gwB] = replicas;
+    // One person, two clients; the second client's request opens the person's link on B.
+    const agent = new UserAgent();
+    const signIn = async () => {
+      const client = await registerClient(gwA.url);
+      const code = (await obtainCode(agent, gwA.url, client.client_id, `${gwA.url}/legacy`))
+        .get("code")!;
+      return { client, tokens: (await exchangeCode(gwA.url, client.client_id, code)).json };
+    };
+    const second = await signIn();
+    const { client, tokens } = await signIn();
+    assert.equal(
+      (await callTool(gwB, "test_simple_text", second.tokens.access_token)).status,
+      200,
+    );
+
+    const opened = await listen(gwB, "on-b", { toolsListChanged: true }, tokens.access_token);
+    stream = messages(opened.body!);
+    assert.equal((await stream.next())?.method, "notifications/subscriptions/acknowledged");
+    const revoked = await fetch(`${gwA.url}/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: client.client_id, token: tokens.refresh_token }),
+    });
+    assert.equal(revoked.status, 200);
+    await revoked.body?.cancel();
+    // Replica B reads the revocations every 2 s; the listen's answer comes with the next read.
+    const answer = await stream.next();
+    assert.equal(answer?.id, "on-b");
+    assert.match((answer?.error as { message: string }).message, /was revoked: sign in again/);
+    assert.equal(await stream.next(), undefined);
+    assert.equal(
+      (await callTool(gwB, "test_simple_text", second.tokens.access_token)).status,
+      200,
+      "the second client's link on B lives on",
+    );
+  } finally {
+    await stream?.cancel();
+    for (const gw of replicas) await gw.close();
+    if (replicas.length < 2) await b.close();
+    if (replicas.length < 1) await a.close();
+    await idp.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
