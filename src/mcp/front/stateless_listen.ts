@@ -153,7 +153,9 @@ async function backendCall(
   listen: RequestId,
   ctx: FrontContext,
 ) {
-  const answer = await link.call({ jsonrpc: "2.0", id: `${listen}`, method, params: { uri } });
+  // A link that ended meanwhile may throw: the listen ends with it, and its count is given back.
+  const answer = await link.call({ jsonrpc: "2.0", id: `${listen}`, method, params: { uri } })
+    .catch((error: Error) => ({ error: { message: error.message } }));
   if (answer.error) {
     ctx.logger.warn("backend refused a resource subscription", {
       server: ctx.server.name,
