@@ -33,13 +33,24 @@ export interface UpstreamAuthorization {
   discoveredScopes: string[];
 }
 
-/** The `Bearer` challenge's parameters, or undefined when the header has no Bearer challenge. */
+/**
+ * A challenge longer than this is not read: real ones are a few hundred characters, and the
+ * header comes from the remote server, which may send hundreds of kilobytes of it.
+ */
+export const MAX_CHALLENGE_CHARS = 8 * 1024;
+
+/**
+ * The `Bearer` challenge's parameters, or undefined when the header has no Bearer challenge (or
+ * one longer than MAX_CHALLENGE_CHARS). Every pattern here runs in time linear in the header: a
+ * hostile server's blanks cannot make it backtrack (two `\s*` side by side once took seconds of
+ * the gateway's only thread for 60 kB of them).
+ */
 export function parseBearerChallenge(header: string | null): BearerChallenge | undefined {
-  if (!header) return undefined;
+  if (!header || header.length > MAX_CHALLENGE_CHARS) return undefined;
   const start = /(?:^|[\s,])Bearer(?=\s|,|$)/i.exec(header);
   if (!start) return undefined;
   const params: Record<string, string> = {};
-  const param = /\s*,?\s*([A-Za-z0-9_!#$%&'*+.^`|~-]+)\s*=\s*("((?:[^"\\]|\\.)*)"|[^\s,"]+)/y;
+  const param = /[\s,]*([A-Za-z0-9_!#$%&'*+.^`|~-]+)[ \t]*=[ \t]*("((?:[^"\\]|\\.)*)"|[^\s,"]+)/y;
   param.lastIndex = start.index + start[0].length;
   for (let match = param.exec(header); match; match = param.exec(header)) {
     const name = match[1].toLowerCase();

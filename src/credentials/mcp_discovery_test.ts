@@ -6,6 +6,7 @@ import {
   checkAuthorizationServer,
   chooseScopes,
   discoverUpstream,
+  MAX_CHALLENGE_CHARS,
   parseBearerChallenge,
   processProtectedResourceMetadata,
   protectedResourceMetadataUrls,
@@ -38,6 +39,25 @@ Deno.test("parseBearerChallenge() reads resource_metadata, scope and error, besi
   assert.equal(parseBearerChallenge('Basic realm="x"'), undefined);
   assert.equal(parseBearerChallenge(null), undefined);
   assert.equal(parseBearerChallenge("BearerX scope=read"), undefined);
+});
+
+Deno.test("parseBearerChallenge() sets aside a challenge longer than MAX_CHALLENGE_CHARS, and reads blanks and commas between parameters", () => {
+  // A remote server's header can be hundreds of kilobytes; such a challenge is not read at all.
+  const long = `Bearer error="insufficient_scope", scope="${"admin ".repeat(2_000)}"`;
+  assert.ok(long.length > MAX_CHALLENGE_CHARS);
+  assert.equal(parseBearerChallenge(long), undefined);
+  assert.deepEqual(parseBearerChallenge('Bearer ,, scope=read ,\t error = "x",'), {
+    error: "x",
+    scope: "read",
+    resourceMetadata: undefined,
+  });
+  // Blanks where a parameter should follow (once seconds of backtracking for 60 kB of them).
+  const blanks = `Bearer error="insufficient_scope"${" ".repeat(MAX_CHALLENGE_CHARS - 40)}(`;
+  assert.deepEqual(parseBearerChallenge(blanks), {
+    error: "insufficient_scope",
+    scope: undefined,
+    resourceMetadata: undefined,
+  });
 });
 
 Deno.test("canonicalResource() drops the fragment and the bare root's slash, and keeps the path", () => {
