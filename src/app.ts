@@ -143,6 +143,7 @@ export async function createGateway(
       clock,
       servers: config.servers,
       logger,
+      toolsPerServer: config.limits.toolsPerServer,
       onChange: (change) => {
         metrics.toolChanges.inc({
           server: change.server,

@@ -1,7 +1,8 @@
 /**
  * The `limits:` section: how many sessions (and stdio processes) a person and everyone may hold,
  * how long a session may idle and a request may wait, how large a message and a stream's buffer
- * may grow, and how many resource URIs a 2026 client's listens may watch.
+ * may grow, how many resource URIs a 2026 client's listens may watch, and how many tools of a
+ * server tool integrity records.
  */
 import type { Checker } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
@@ -19,6 +20,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxStreamBufferBytes: 8 * 1_048_576,
   listenUris: 100,
   listenUrisPerUser: 1_000,
+  toolsPerServer: 2_000,
 };
 
 const LIMIT_KEYS = [
@@ -32,6 +34,7 @@ const LIMIT_KEYS = [
   "maxStreamBuffer",
   "listenUris",
   "listenUrisPerUser",
+  "toolsPerServer",
 ];
 
 export function parseLimits(c: Checker, value: unknown): Limits {
@@ -90,6 +93,11 @@ export function parseLimits(c: Checker, value: unknown): Limits {
       raw.listenUrisPerUser,
       at("listenUrisPerUser"),
       DEFAULT_LIMITS.listenUrisPerUser,
+    ),
+    toolsPerServer: c.positiveInteger(
+      raw.toolsPerServer,
+      at("toolsPerServer"),
+      DEFAULT_LIMITS.toolsPerServer,
     ),
   };
 }

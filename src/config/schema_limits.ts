@@ -45,6 +45,10 @@ export const LIMITS_SCHEMA: JsonSchema = {
       "Resource URIs one person's open listens may watch at once on one gateway process; a listen that would pass it is refused (-32000) until others end.",
       1_000,
     ),
+    toolsPerServer: count(
+      "Tools of one server whose definitions tool integrity records (toolChanges). A server listing more has the rest left out of lists and their calls refused (served unrecorded under toolChanges: allow), with a warning: a server listing ever new names would otherwise fill the storage.",
+      2_000,
+    ),
   },
 };
 

@@ -73,6 +73,8 @@ export interface Limits {
   listenUris: number;
   /** Resource URIs one person's open listens may watch at once, on one gateway process. */
   listenUrisPerUser: number;
+  /** Tools of one server tool integrity records; the rest are judged unrecorded. */
+  toolsPerServer: number;
 }
 
 /** Where Prometheus scrapes /metrics: behind a bearer token, and/or on a listener of its own. */

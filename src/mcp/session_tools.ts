@@ -83,7 +83,7 @@ export class SessionTools implements ApprovalWaiter {
         const review = await this.integrity.review(this.server, tool.name, tool, list);
         if (!review) return true;
         if (this.#shown.size < MAX_REMEMBERED) this.#shown.set(tool.name, review.digest);
-        if (review.approved) this.held.delete(tool.name);
+        if (review.approved || !review.recorded) this.held.delete(tool.name);
         else if (this.held.size < MAX_REMEMBERED) {
           const { owner, digest } = review;
           this.held.set(tool.name, { server: owner.server.name, tool: owner.tool, digest });
@@ -178,12 +178,15 @@ export interface SessionSide {
 }
 
 /**
- * A call may go on when no change of the tool is waiting (seen by any session or replica: an
+ * A call may go on when the tool has an approved definition (a name no list ever showed has
+ * none: a server that hides a tool from its lists, then has a model told to call it, gets no
+ * unreviewed call through), no change of it is waiting (seen by any session or replica: an
  * HTTP backend is the same server for everyone) and, when this session was shown the tool, it
  * was shown the approved definition.
  */
 function passes(known: KnownTool | undefined, shown: string | undefined): boolean {
-  return !known?.held && (shown === undefined || known?.approved === shown);
+  return known?.approved !== undefined && !known.held &&
+    (shown === undefined || known.approved === shown);
 }
 
 function heldOf(tools: Map<string, KnownTool>): [string, KnownTool][] {
@@ -199,6 +202,7 @@ function toolRefusal(
 ): JSONRPCMessage {
   const server = owner.server.name;
   const tool = JSON.stringify(owner.tool.slice(0, 200));
+  if (!known) return unlistedRefusal(id, name, owner);
   const what = known?.approved ? "changed its definition since it was approved" : "is new";
   const changes = known?.changes?.slice(0, 3).join("; ");
   return errorResponse(
@@ -216,6 +220,19 @@ function toolRefusal(
       change: known?.approved ? "changed" : "new",
       ...(known?.changes && { changes: known.changes }),
     },
+  );
+}
+
+/** The answer to a call of a tool the gateway holds no definition of: it was never listed. */
+function unlistedRefusal(id: RequestId, name: string, owner: ToolOwner): JSONRPCMessage {
+  const server = owner.server.name;
+  return errorResponse(
+    id,
+    ModernErrorCode.invalidParams,
+    `the tool ${
+      JSON.stringify(name.slice(0, 200))
+    } is not in any list of tools the gateway has seen from the server "${server}", so it has no approved definition to serve it under; list the tools again (tools/list) and call one of them (a server listing more tools than limits.toolsPerServer has the rest left out)`,
+    { reason: "tool_not_listed", server, tool: owner.tool },
   );
 }
 

@@ -33,17 +33,19 @@ function backend(name: string, extra: Partial<BackendServerConfig> = {}): Backen
   } as BackendServerConfig;
 }
 
-async function harness(servers: ServerConfig[]) {
+async function harness(servers: ServerConfig[], toolsPerServer?: number) {
   const store = await openKvStore(":memory:");
   const reports: ToolChangeReport[] = [];
+  const logs: string[] = [];
   const integrity = new ToolIntegrity({
     ledger: new ToolLedger(store, systemClock),
     clock: systemClock,
     servers: new Map(servers.map((server) => [server.name, server])),
-    logger: createLogger("error", () => {}),
+    logger: createLogger("warn", (line) => logs.push(line)),
     onChange: (report) => reports.push(report),
+    ...(toolsPerServer !== undefined && { toolsPerServer }),
   });
-  return { store, integrity, reports };
+  return { store, integrity, reports, logs };
 }
 
 const list = (tools: unknown[], ttlMs?: number): RpcResponse => ({
@@ -162,5 +164,57 @@ Deno.test("ToolIntegrity reads a server's records again only when the ledger's e
     tools.close();
   } finally {
     store.close();
+  }
+});
+
+Deno.test("SessionTools refuses a call of a tool that no list showed: a server cannot hide a tool from review", async () => {
+  const vendor = backend("vendor");
+  const h = await harness([vendor]);
+  try {
+    const tools = new SessionTools(h.integrity, vendor);
+    await tools.reviewList(list([SEARCH]));
+    const refusal = await tools.callRefusal(2, "exfiltrate") as {
+      error: { message: string; data: Record<string, unknown> };
+    };
+    assert.equal(refusal?.error.data.reason, "tool_not_listed");
+    assert.match(refusal.error.message, /not in any list of tools .* "vendor"/);
+    assert.equal(await tools.callRefusal(3, "search"), undefined, "a listed tool still passes");
+    assert.deepEqual(h.reports, [], "nothing recorded for a name no list showed");
+    tools.close();
+  } finally {
+    h.store.close();
+  }
+});
+
+Deno.test("ToolIntegrity records at most toolsPerServer tools of a server: a list of ever new names neither fills the storage nor is served", async () => {
+  const vendor = backend("vendor");
+  const local = backend("local", { toolChanges: "allow" });
+  const h = await harness([vendor, local], 3);
+  try {
+    const tools = new SessionTools(h.integrity, vendor);
+    await tools.reviewList(list([SEARCH, FETCH]));
+    const flood = Array.from({ length: 200 }, (_, i) => ({ ...SEARCH, name: `t${i}` }));
+    const reviewed = await tools.reviewList(list([SEARCH, FETCH, ...flood]));
+    assert.deepEqual(reviewed.result, { tools: [SEARCH, FETCH] }, "the new names are left out");
+    const ledger = new ToolLedger(h.store, systemClock);
+    assert.equal((await ledger.records("vendor")).length, 3, "two approved, one new held");
+    assert.equal(h.reports.length, 1, "one audit line, not one per name");
+    assert.equal(tools.held.size, 1, "only the recorded one waits for an approval");
+    const refusal = await tools.callRefusal(2, "t150") as { error: { data: { reason: string } } };
+    assert.equal(refusal.error.data.reason, "tool_not_listed");
+    const warnings = h.logs.filter((line) => line.includes("more tools than tool integrity"));
+    assert.equal(warnings.length, 1, h.logs.join("\n"));
+    assert.match(warnings[0], /limits\.toolsPerServer/);
+    tools.close();
+
+    // Under allow nothing is held: past the cap the tools are served, unrecorded.
+    const allowed = new SessionTools(h.integrity, local);
+    const served = await allowed.reviewList(list(flood));
+    assert.equal((served.result!.tools as unknown[]).length, 200);
+    assert.equal((await ledger.records("local")).length, 3);
+    assert.equal(await allowed.callRefusal(3, "t150"), undefined);
+    allowed.close();
+  } finally {
+    h.store.close();
   }
 });

@@ -27,6 +27,7 @@ const LIMITS: Limits = {
   maxProcesses: 100,
   listenUris: 100,
   listenUrisPerUser: 1_000,
+  toolsPerServer: 2_000,
 };
 
 /** A registry of sessions on real in-process MCP servers, on a frozen clock. */

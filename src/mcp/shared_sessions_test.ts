@@ -34,6 +34,7 @@ const LIMITS: Limits = {
   maxProcesses: 100,
   listenUris: 100,
   listenUrisPerUser: 1_000,
+  toolsPerServer: 2_000,
 };
 
 interface Replica {

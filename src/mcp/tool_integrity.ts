@@ -20,6 +20,8 @@ import { isObject, type Json } from "./translate/json_shape.ts";
 
 /** How long a replica trusts what it last read of a server's tools before reading again. */
 export const FRESH_MS = 2_000;
+/** Tool records kept per server unless configured (`limits.toolsPerServer`). */
+export const DEFAULT_TOOLS_PER_SERVER = 2_000;
 
 /** A change recorded, for the audit line and the metric. */
 export interface ToolChangeReport extends RecordedChange {
@@ -36,6 +38,20 @@ export interface ToolIntegrityOptions {
   servers: ReadonlyMap<ServerName, ServerConfig>;
   logger: Logger;
   onChange(report: ToolChangeReport): void;
+  /**
+   * Records kept per server (`limits.toolsPerServer`): a server listing ever new names would
+   * otherwise fill the shared storage, one record and one audit line per name.
+   */
+  toolsPerServer?: number;
+}
+
+/** The verdict on one listed tool. */
+export interface ToolReview {
+  owner: ToolOwner;
+  digest: string;
+  approved: boolean;
+  /** False for a tool past `toolsPerServer`: judged, never recorded, no approval to wait for. */
+  recorded: boolean;
 }
 
 /** Whose tool a name is: the server that defines it, under its own name there. */
@@ -72,6 +88,10 @@ export class ToolIntegrity {
    * array, so the same entries come back list after list and are digested once.
    */
   readonly #digests = new WeakMap<Json, { tool: string; digest: string }>();
+  /** Per server, records being written for tools it had none of (counted against the cap). */
+  readonly #creating = new Map<string, number>();
+  /** Servers whose tools past the cap were reported (once per process). */
+  readonly #overCapReported = new Set<string>();
 
   /** Sessions whose lists left out held tools, told when those are approved. */
   readonly approvals: ApprovalWatch;
@@ -161,7 +181,7 @@ export class ToolIntegrity {
     name: string,
     tool: Json,
     list: ListReview,
-  ): Promise<{ owner: ToolOwner; digest: string; approved: boolean } | undefined> {
+  ): Promise<ToolReview | undefined> {
     const owner = this.ownerOf(server, name);
     if (!owner) return undefined;
     const definition = definitionOf(tool, owner.tool);
@@ -175,7 +195,7 @@ export class ToolIntegrity {
         server: owner.server.name,
         error,
       });
-      return { owner, digest, approved: true };
+      return { owner, digest, approved: true, recorded: false };
     }
   }
 
@@ -186,18 +206,38 @@ export class ToolIntegrity {
     definition: Json,
     digest: string,
     list: ListReview,
-  ): Promise<{ owner: ToolOwner; digest: string; approved: boolean }> {
-    const state = await this.knownNow(owner.server.name);
+  ): Promise<ToolReview> {
+    const serverName = owner.server.name;
+    const state = await this.knownNow(serverName);
     const known = state.tools.get(owner.tool);
-    if (known?.approved === digest && !known.held) return { owner, digest, approved: true };
-    const observed = await this.options.ledger.observe(
-      owner.server.name,
-      owner.tool,
-      definition,
-      digest,
-      { ...rulesOf(owner.server), firstSight: await this.#firstSight(owner, state, list) },
-    );
-    state.tools.set(owner.tool, knownOf(observed.record));
+    if (known?.approved === digest && !known.held) {
+      return { owner, digest, approved: true, recorded: true };
+    }
+    const creating = this.#creating.get(serverName) ?? 0;
+    const cap = this.options.toolsPerServer ?? DEFAULT_TOOLS_PER_SERVER;
+    if (!known && state.tools.size + creating >= cap) {
+      // Judged without a record: served under allow, left out otherwise (its calls refused).
+      this.#reportOverCap(serverName, cap);
+      return { owner, digest, approved: owner.server.toolChanges === "allow", recorded: false };
+    }
+    if (!known) this.#creating.set(serverName, creating + 1);
+    let observed;
+    try {
+      observed = await this.options.ledger.observe(
+        serverName,
+        owner.tool,
+        definition,
+        digest,
+        { ...rulesOf(owner.server), firstSight: await this.#firstSight(owner, state, list) },
+      );
+      state.tools.set(owner.tool, knownOf(observed.record));
+    } finally {
+      if (!known) {
+        const left = (this.#creating.get(serverName) ?? 1) - 1;
+        if (left > 0) this.#creating.set(serverName, left);
+        else this.#creating.delete(serverName);
+      }
+    }
     if (observed.recorded) {
       this.options.onChange({
         ...observed.recorded,
@@ -206,7 +246,16 @@ export class ToolIntegrity {
         ...(server.transport === "aggregate" && { via: { server: server.name, name } }),
       });
     }
-    return { owner, digest, approved: observed.approved };
+    return { owner, digest, approved: observed.approved, recorded: true };
+  }
+
+  #reportOverCap(server: string, cap: number): void {
+    if (this.#overCapReported.has(server)) return;
+    this.#overCapReported.add(server);
+    this.options.logger.warn(
+      "a server lists more tools than tool integrity records: the rest are not recorded, and left out of lists unless its toolChanges is allow",
+      { server, limit: cap, hint: "raise limits.toolsPerServer if the server really has so many" },
+    );
   }
 
   #digestOf(entry: Json, tool: string, definition: Json): string {
