@@ -218,3 +218,19 @@ Deno.test("ToolIntegrity records at most toolsPerServer tools of a server: a lis
     h.store.close();
   }
 });
+
+Deno.test("SessionTools leaves out a tool whose name is too long to record, and serves the rest of the list", async () => {
+  const vendor = backend("vendor");
+  const h = await harness([vendor]);
+  try {
+    const tools = new SessionTools(h.integrity, vendor);
+    await tools.reviewList(list([SEARCH]));
+    const long = { ...FETCH, name: "n".repeat(70_000) };
+    const reviewed = await tools.reviewList(list([SEARCH, long]));
+    assert.deepEqual(reviewed.result, { tools: [SEARCH] });
+    assert.match(h.logs.join("\n"), /name is too long for tool integrity to record/);
+    tools.close();
+  } finally {
+    h.store.close();
+  }
+});

@@ -15,6 +15,12 @@ export const MAX_KEPT_DEFINITION_CHARS = 16_000;
 const MAX_CHANGE_LINES = 12;
 /** Values shown in a change are cut to this many characters. */
 const MAX_SHOWN_VALUE = 80;
+/**
+ * A whole line of a change is cut to this many characters: its path repeats every key above
+ * the field, and a server's keys may be of any length (12 lines under one 6,000-character key
+ * once made a record too large to store, and every list of the server failed).
+ */
+export const MAX_CHANGE_LINE = 240;
 
 /** `tool` as remembered: without `_meta`, under the name its own server gives it. */
 export function definitionOf(tool: Json, name: string): Json {
@@ -47,11 +53,14 @@ export function describeChanges(before: Json | undefined, after: Json | undefine
   if (!after) return ["definition changed (too large to keep; compare the digests)"];
   const lines: string[] = [];
   compare(before, after, "", lines);
-  if (lines.length > MAX_CHANGE_LINES) {
-    const more = lines.length - (MAX_CHANGE_LINES - 1);
-    return [...lines.slice(0, MAX_CHANGE_LINES - 1), `… and ${more} more`];
+  const cut = lines.map((line) =>
+    line.length > MAX_CHANGE_LINE ? `${line.slice(0, MAX_CHANGE_LINE - 1)}…` : line
+  );
+  if (cut.length > MAX_CHANGE_LINES) {
+    const more = cut.length - (MAX_CHANGE_LINES - 1);
+    return [...cut.slice(0, MAX_CHANGE_LINES - 1), `… and ${more} more`];
   }
-  return lines;
+  return cut;
 }
 
 function compare(before: unknown, after: unknown, path: string, lines: string[]): void {

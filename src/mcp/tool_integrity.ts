@@ -20,6 +20,11 @@ import { isObject, type Json } from "./translate/json_shape.ts";
 
 /** How long a replica trusts what it last read of a server's tools before reading again. */
 export const FRESH_MS = 2_000;
+/**
+ * Longer tool names are judged without a record (MCP asks for at most 128 characters): a record
+ * holds the name, and one too large for the storage would make every list of the server fail.
+ */
+export const MAX_RECORDED_NAME = 1_000;
 /** Tool records kept per server unless configured (`limits.toolsPerServer`). */
 export const DEFAULT_TOOLS_PER_SERVER = 2_000;
 
@@ -90,8 +95,8 @@ export class ToolIntegrity {
   readonly #digests = new WeakMap<Json, { tool: string; digest: string }>();
   /** Per server, records being written for tools it had none of (counted against the cap). */
   readonly #creating = new Map<string, number>();
-  /** Servers whose tools past the cap were reported (once per process). */
-  readonly #overCapReported = new Set<string>();
+  /** Servers (and why) whose unrecorded tools were reported: once per process. */
+  readonly #unrecordedReported = new Set<string>();
 
   /** Sessions whose lists left out held tools, told when those are approved. */
   readonly approvals: ApprovalWatch;
@@ -215,9 +220,14 @@ export class ToolIntegrity {
     }
     const creating = this.#creating.get(serverName) ?? 0;
     const cap = this.options.toolsPerServer ?? DEFAULT_TOOLS_PER_SERVER;
-    if (!known && state.tools.size + creating >= cap) {
+    const unrecordable = owner.tool.length > MAX_RECORDED_NAME
+      ? "name"
+      : !known && state.tools.size + creating >= cap
+      ? "count"
+      : undefined;
+    if (unrecordable) {
       // Judged without a record: served under allow, left out otherwise (its calls refused).
-      this.#reportOverCap(serverName, cap);
+      this.#reportUnrecorded(serverName, unrecordable, cap);
       return { owner, digest, approved: owner.server.toolChanges === "allow", recorded: false };
     }
     if (!known) this.#creating.set(serverName, creating + 1);
@@ -249,9 +259,17 @@ export class ToolIntegrity {
     return { owner, digest, approved: observed.approved, recorded: true };
   }
 
-  #reportOverCap(server: string, cap: number): void {
-    if (this.#overCapReported.has(server)) return;
-    this.#overCapReported.add(server);
+  #reportUnrecorded(server: string, why: "name" | "count", cap: number): void {
+    const key = `${why} ${server}`;
+    if (this.#unrecordedReported.has(key)) return;
+    this.#unrecordedReported.add(key);
+    if (why === "name") {
+      this.options.logger.warn(
+        "a server lists a tool whose name is too long for tool integrity to record: it is left out of lists unless its toolChanges is allow",
+        { server, limit: MAX_RECORDED_NAME },
+      );
+      return;
+    }
     this.options.logger.warn(
       "a server lists more tools than tool integrity records: the rest are not recorded, and left out of lists unless its toolChanges is allow",
       { server, limit: cap, hint: "raise limits.toolsPerServer if the server really has so many" },

@@ -10,6 +10,7 @@ import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { describeChanges, keptDefinition } from "./tool_definitions.ts";
 import type { Json } from "./translate/json_shape.ts";
+import { serialize } from "node:v8";
 
 /** How a definition came to be approved. */
 export type ApprovedBy = "first use" | "pin" | "operator" | "toolChanges: allow";
@@ -70,6 +71,12 @@ export interface ToolRules {
 }
 
 const MAX_ATTEMPTS = 8;
+/**
+ * What a record may take in the storage, below Deno KV's 64 KiB a value: two kept definitions
+ * (approved and held) of 16,000 characters each can pass it when stored (floats and non-Latin-1
+ * text take twice their JSON size), and a write that fails makes every list of the server fail.
+ */
+export const MAX_RECORD_BYTES = 60_000;
 
 export class ToolLedger {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
@@ -133,6 +140,7 @@ export class ToolLedger {
       const record = entry.value ?? { server, tool };
       const next = decide(record, definition, digest, rules, this.clock.now());
       if (next.record === record) return { approved: next.approved, record };
+      next.record = withinBudget(next.record);
       const written = await this.store.commitIfUnchanged(
         [{ key, version: entry.version }],
         { writes: [{ key, value: next.record }, this.#epochWrite(server)] },
@@ -226,6 +234,23 @@ function decide(
     },
     recorded,
   };
+}
+
+/**
+ * `record` as it fits the storage: past MAX_RECORD_BYTES the held definition, then the approved
+ * one, are kept by digest only (as a definition too large to keep is), never the write refused.
+ */
+function withinBudget(record: ToolRecord): ToolRecord {
+  if (serialize(record).length <= MAX_RECORD_BYTES) return record;
+  if (record.held?.definition) {
+    const { definition: _dropped, ...held } = record.held;
+    return withinBudget({ ...record, held });
+  }
+  if (record.approved?.definition) {
+    const { definition: _dropped, ...approved } = record.approved;
+    return { ...record, approved };
+  }
+  return record;
 }
 
 function newToolText(pin: string | undefined, pins: Record<string, string> | undefined): string {

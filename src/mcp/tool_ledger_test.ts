@@ -152,3 +152,44 @@ Deno.test("two ledgers on one storage file record one change once between them",
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ToolLedger.observe() stores any change within the storage's value limit: long keys, and definitions that grow when stored", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    const ledger = new ToolLedger(store, systemClock);
+    const schemaUnder = (children: string) =>
+      definitionOf({
+        name: "t",
+        inputSchema: {
+          type: "object",
+          properties: {
+            ["k".repeat(6_000)]: {
+              properties: Object.fromEntries([...children].map((c) => [c, {}])),
+            },
+          },
+        },
+      }, "t");
+    // Each line of the change repeats the 6,000-character key above the field that changed.
+    const floats = (value: number) =>
+      definitionOf({ name: "f", enum: new Array(3_900).fill(value) }, "f");
+    for (
+      const [tool, before, after] of [
+        ["t", schemaUnder("abcdefghijkl"), schemaUnder("mnopqrstuvwx")],
+        // 15,600 characters as JSON, twice that as stored: two of them passed 64 KiB.
+        ["f", floats(0.5), floats(1.5)],
+      ] as const
+    ) {
+      await ledger.observe("vendor", tool, before, digestOf(before), FIRST);
+      const held = await ledger.observe("vendor", tool, after, digestOf(after), HOLD);
+      assert.equal(held.approved, false, tool);
+      assert.equal(held.record.held?.digest, digestOf(after), tool);
+      assert.ok(held.recorded!.changes.every((line) => line.length <= 240), tool);
+      assert.deepEqual(await ledger.record("vendor", tool), held.record, "stored as it stands");
+    }
+    const stored = await ledger.record("vendor", "f");
+    assert.ok(stored?.approved?.definition, "the approved definition is kept");
+    assert.equal(stored?.held?.definition, undefined, "the held one by its digest only");
+  } finally {
+    store.close();
+  }
+});
