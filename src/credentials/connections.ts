@@ -25,6 +25,10 @@ export interface PendingConnect {
   codeVerifier: string;
   /** Where the person goes afterwards; opaque here. */
   next: string;
+  /** The authorization server the person was sent to, when discovered (kind: mcp). */
+  issuer?: string;
+  /** The scopes asked for: what a token answer without `scope` was granted (RFC 6749 §5.1). */
+  scope?: string;
   expiresAt: number;
 }
 
@@ -55,9 +59,17 @@ export class ServiceConnections {
     const client = this.#client(options.service);
     const state = randomBase64Url(24);
     const codeVerifier = randomBase64Url(48);
+    const start = await client.authorizationUrl({
+      state,
+      codeChallenge: await s256Challenge(codeVerifier),
+      redirectUri: this.callbackUri(options.service),
+      scopes: await this.deps.stepUpScopes?.(options.user, options.service),
+    });
     const pending: PendingConnect = {
       ...options,
       codeVerifier,
+      issuer: start.issuer,
+      scope: start.scope,
       expiresAt: this.deps.clock.now() + CONNECT_TTL_MS,
     };
     await this.deps.store.set(
@@ -65,12 +77,7 @@ export class ServiceConnections {
       pending,
       pending.expiresAt,
     );
-    return await client.authorizationUrl({
-      state,
-      codeChallenge: await s256Challenge(codeVerifier),
-      redirectUri: this.callbackUri(options.service),
-      scopes: await this.deps.stepUpScopes?.(options.user, options.service),
-    });
+    return start.url;
   }
 
   /** The pending connection a callback's state names, taken (it can be finished once). */
@@ -88,10 +95,13 @@ export class ServiceConnections {
       state,
       codeVerifier: pending.codeVerifier,
       redirectUri: this.callbackUri(pending.service),
+      issuer: pending.issuer,
     });
     await this.deps.save(pending.user, pending.service, {
       source: "oauth",
       ...tokens,
+      scope: tokens.scope ?? pending.scope,
+      issuer: tokens.issuer ?? pending.issuer,
       updatedAt: this.deps.clock.now(),
     });
     this.deps.logger.info("service connected", { service: pending.service, user: pending.user });

@@ -15,13 +15,17 @@ import { clientAuth, type UpstreamClient, type UpstreamIdentities } from "./mcp_
 import {
   asServiceError,
   DISCOVERY_TTL_MS,
+  expiresAtFrom,
   type ServiceOAuthClient,
+  ServiceOAuthError,
   type ServiceTokens,
 } from "./service_oauth.ts";
 import { upstreamFetch } from "./upstream_fetch.ts";
 
 /** Discovery as a whole (every step together) gives up after this long. */
 export const DISCOVERY_DEADLINE_MS = 20_000;
+/** What an access token may hold to be sent as `Authorization: Bearer …`: visible ASCII. */
+const BEARER_TOKEN = /^[\x21-\x7E]+$/;
 /** A registered client is checked with its server before a connection at most this often. */
 const REGISTRATION_CHECK_MS = 10 * 60_000;
 
@@ -109,15 +113,38 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
 
   const asClient = (client: UpstreamClient): oauth.Client => ({ client_id: client.clientId });
 
-  function tokens(result: oauth.TokenEndpointResponse): ServiceTokens {
+  function tokens(
+    result: oauth.TokenEndpointResponse,
+    server: oauth.AuthorizationServer,
+  ): ServiceTokens {
+    // The token goes upstream in an Authorization header, which cannot carry anything else.
+    if (!BEARER_TOKEN.test(result.access_token)) {
+      throw new ServiceOAuthError(
+        "invalid_response",
+        `${server.issuer} issued an access token with characters other than visible ASCII, which no Authorization header can carry`,
+      );
+    }
     return {
       accessToken: result.access_token,
       refreshToken: result.refresh_token,
-      expiresAt: typeof result.expires_in === "number"
-        ? clock.now() + result.expires_in * 1000
-        : undefined,
+      expiresAt: expiresAtFrom(result.expires_in, clock.now()),
       scope: result.scope,
+      issuer: server.issuer,
     };
+  }
+
+  /**
+   * A code, a refresh token or a token to revoke goes only to the authorization server it came
+   * from: the server may name another one since (its metadata is read again every hour and after
+   * failures), and that one would receive the person's grant at the first (a mix-up, RFC 9700
+   * §4.4). Refused instead, which means connecting again.
+   */
+  function sameIssuer(found: UpstreamAuthorization, issuer: string | undefined): void {
+    if (issuer === undefined || issuer === found.server.issuer) return;
+    throw new ServiceOAuthError(
+      "refused",
+      `the connection was made with the authorization server ${issuer}, but the server now names ${found.server.issuer}; Gatehouse sends nothing of it there: connect again`,
+    );
   }
 
   return {
@@ -134,12 +161,17 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
         url.searchParams.set("code_challenge", start.codeChallenge);
         url.searchParams.set("code_challenge_method", "S256");
         url.searchParams.set("resource", found.resource);
-        return url;
+        return {
+          url,
+          issuer: found.server.issuer,
+          scope: scopes.length ? scopes.join(" ") : undefined,
+        };
       }, "the authorization could not start");
     },
 
     exchange(finish) {
       return withServer(async (found, client) => {
+        sameIssuer(found, finish.issuer);
         // Checks state, and `iss` when the server says it sends one (RFC 9207).
         const params = oauth.validateAuthResponse(
           found.server,
@@ -158,12 +190,14 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
         );
         return tokens(
           await oauth.processAuthorizationCodeResponse(found.server, asClient(client), response),
+          found.server,
         );
       }, "the code exchange failed");
     },
 
-    refresh(refreshToken) {
+    refresh(refreshToken, issuer) {
       return withServer(async (found, client) => {
+        sameIssuer(found, issuer);
         const response = await oauth.refreshTokenGrantRequest(
           found.server,
           asClient(client),
@@ -173,12 +207,14 @@ export function createMcpUpstreamClient(options: McpUpstreamOptions): ServiceOAu
         );
         return tokens(
           await oauth.processRefreshTokenResponse(found.server, asClient(client), response),
+          found.server,
         );
       }, "the refresh failed");
     },
 
-    revoke(token, hint) {
+    revoke(token, hint, issuer) {
       return withServer(async (found, client) => {
+        sameIssuer(found, issuer);
         if (!found.server.revocation_endpoint) return false;
         const response = await oauth.revocationRequest(
           found.server,

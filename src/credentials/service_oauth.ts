@@ -22,6 +22,17 @@ export interface ServiceTokens {
   /** Epoch ms, when the service gave `expires_in`. */
   expiresAt?: number;
   scope?: string;
+  /** The authorization server that issued them (kind: mcp, whose server is discovered). */
+  issuer?: string;
+}
+
+/** Where to send the person, and what the connection asks of whom. */
+export interface AuthorizationStart {
+  url: URL;
+  /** The authorization server the URL leads to, when it is discovered (kind: mcp). */
+  issuer?: string;
+  /** The scopes asked for (space-separated), which a token answer without `scope` was granted. */
+  scope?: string;
 }
 
 /**
@@ -38,17 +49,22 @@ export interface ServiceOAuthClient {
     redirectUri: string;
     /** Scopes to ask for instead of the configured ones (a step-up, kind: mcp). */
     scopes?: string[];
-  }): Promise<URL>;
-  /** Checks the callback (state, error, issuer) and exchanges its code. */
+  }): Promise<AuthorizationStart>;
+  /**
+   * Checks the callback (state, error, issuer) and exchanges its code. `issuer`: the
+   * authorization server the connection began at; a code is never sent to another.
+   */
   exchange(finish: {
     callbackUrl: URL;
     state: string;
     codeVerifier: string;
     redirectUri: string;
+    issuer?: string;
   }): Promise<ServiceTokens>;
-  refresh(refreshToken: string): Promise<ServiceTokens>;
+  /** `issuer`: the one that issued the token, which is never sent to another (refused). */
+  refresh(refreshToken: string, issuer?: string): Promise<ServiceTokens>;
   /** Revokes a token at the service; false when the service offers no revocation. */
-  revoke(token: string, hint: "access_token" | "refresh_token"): Promise<boolean>;
+  revoke(token: string, hint: "access_token" | "refresh_token", issuer?: string): Promise<boolean>;
 }
 
 /**
@@ -122,9 +138,7 @@ export function createServiceOAuthClient(
     return {
       accessToken: result.access_token,
       refreshToken: result.refresh_token,
-      expiresAt: typeof result.expires_in === "number"
-        ? clock.now() + result.expires_in * 1000
-        : undefined,
+      expiresAt: expiresAtFrom(result.expires_in, clock.now()),
       scope: result.scope,
     };
   }
@@ -146,7 +160,7 @@ export function createServiceOAuthClient(
       url.searchParams.set("state", start.state);
       url.searchParams.set("code_challenge", start.codeChallenge);
       url.searchParams.set("code_challenge_method", "S256");
-      return url;
+      return { url, scope: config.scopes.length ? config.scopes.join(" ") : undefined };
     },
 
     async exchange(finish) {
@@ -210,6 +224,16 @@ export function createServiceOAuthClient(
       );
     },
   };
+}
+
+/**
+ * When a token given `expiresIn` seconds at `now` expires; undefined when not said, or when the
+ * number is too large to be a time (it would be stored as null and read as long expired).
+ */
+export function expiresAtFrom(expiresIn: number | undefined, now: number): number | undefined {
+  if (typeof expiresIn !== "number") return undefined;
+  const at = now + expiresIn * 1000;
+  return Number.isFinite(at) ? at : undefined;
 }
 
 /** Secretless clients use none; else basic when the service lists it (RFC 6749's default), else post. */

@@ -3,8 +3,28 @@
  * tells the person what to do and where (the MCP layer turns it into a URL elicitation or an
  * error naming the page).
  */
+import type { UserTokenConfig } from "../config/types.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
+import { parseBearerChallenge } from "./mcp_discovery.ts";
 import { type StoredCredential, UNREADABLE } from "./vault.ts";
+
+/** What a person sees for one service on /my/tokens. */
+export type CredentialStatus =
+  | { state: "missing" }
+  | {
+    state: "connected";
+    source: "oauth" | "manual";
+    updatedAt: number;
+    /** The last characters of a manual token, when it is long enough to show them safely. */
+    ending?: string;
+  }
+  | { state: "reconnect"; reason: string };
+
+/** A service whose backend acts as the person. */
+export interface CredentialService {
+  name: string;
+  userToken: UserTokenConfig;
+}
 
 export interface CredentialNames {
   service: string;
@@ -58,4 +78,25 @@ export function stepUpRequired(
       scopes.join(" ")
     }): connect again at ${page} to grant it, then try again`,
   );
+}
+
+/** A step-up asks for at most this many scopes, each at most MAX_SCOPE_CHARS long. */
+export const MAX_STEP_UP_SCOPES = 32;
+export const MAX_SCOPE_CHARS = 200;
+export const STEP_UP_LIMITS =
+  `a step-up asks for 1 to ${MAX_STEP_UP_SCOPES} scope tokens (RFC 6749 §3.3) of at most ${MAX_SCOPE_CHARS} characters`;
+/** An RFC 6749 §3.3 scope token: visible ASCII but the double quote and the backslash. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/**
+ * The scopes to connect again with after a `403 insufficient_scope`: those granted and those
+ * the challenge asks for. Undefined when it asks for none, or for what a person could not be
+ * asked to grant (a hostile server's prose, thousands of scopes): no step-up then.
+ */
+export function stepUpScopes(granted: string | undefined, challenge: string | null) {
+  const asked = parseBearerChallenge(challenge)?.scope?.split(" ").filter(Boolean) ?? [];
+  const acceptable = asked.length > 0 && asked.length <= MAX_STEP_UP_SCOPES &&
+    asked.every((scope) => scope.length <= MAX_SCOPE_CHARS && SCOPE_TOKEN.test(scope));
+  if (!acceptable) return undefined;
+  return [...new Set([...(granted?.split(" ") ?? []), ...asked])].filter(Boolean);
 }

@@ -6,14 +6,21 @@
  * module never logs one.
  */
 import { checkManualToken } from "./manual_token.ts";
-import type { ServerConfig, UserTokenConfig } from "../config/types.ts";
+import type { ServerConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import { CredentialRequiredError } from "../core/credential_required.ts";
 import type { Logger } from "../observability/logger.ts";
-import { parseBearerChallenge } from "./mcp_discovery.ts";
 import { type ServiceOAuthClient, ServiceOAuthError, type ServiceTokens } from "./service_oauth.ts";
 export { MAX_TOKEN_BYTES, TokenInputError } from "./manual_token.ts";
-import { stepUpRequired, usableCredential } from "./usable.ts";
+import {
+  type CredentialService,
+  type CredentialStatus,
+  STEP_UP_LIMITS,
+  stepUpRequired,
+  stepUpScopes,
+  usableCredential,
+} from "./usable.ts";
+export type { CredentialService, CredentialStatus } from "./usable.ts";
 import { type CredentialVault, type StoredCredential, UNREADABLE } from "./vault.ts";
 
 /** A token expiring sooner than this is refreshed before it is handed out. */
@@ -21,24 +28,6 @@ export const REFRESH_MARGIN_MS = 60_000;
 /** Tokens handed out are remembered this long, so a busy session reads the vault rarely. */
 const CACHE_MS = 5_000;
 const CACHE_LIMIT = 10_000;
-
-/** What a person sees for one service on /my/tokens. */
-export type CredentialStatus =
-  | { state: "missing" }
-  | {
-    state: "connected";
-    source: "oauth" | "manual";
-    updatedAt: number;
-    /** The last characters of a manual token, when it is long enough to show them safely. */
-    ending?: string;
-  }
-  | { state: "reconnect"; reason: string };
-
-/** A service whose backend acts as the person. */
-export interface CredentialService {
-  name: string;
-  userToken: UserTokenConfig;
-}
 
 export interface UserCredentialsDeps {
   baseUrl: string;
@@ -152,25 +141,44 @@ export class UserCredentials {
   /**
    * A backend refused `token` (a remote MCP server, `kind: mcp`). On `401` the token is refreshed
    * (unless another request already did) and the new one returned for one retry; a refresh that
-   * fails means connecting again. On `403 insufficient_scope` the wider scopes are kept for the
-   * next connection and the person is asked to connect again (a step-up). Throws
-   * `CredentialRequiredError` naming the page whenever the person has to act.
+   * fails, or a token refused again right after it (`retried`), means connecting again. On `403
+   * insufficient_scope` the wider scopes are kept for the next connection and the person is asked
+   * to connect again (a step-up); scopes that are not RFC 6749 scope tokens, or too many, are not
+   * asked for, and the refusal is passed on (undefined). Throws `CredentialRequiredError` naming
+   * the page whenever the person has to act.
    */
   async rejected(
     user: string,
     service: string,
     token: string,
-    answer: { status: number; challenge: string | null },
-  ): Promise<string> {
+    answer: { status: number; challenge: string | null; retried?: boolean },
+  ): Promise<string | undefined> {
     const stored = this.#usable(await this.deps.vault.get(user, service), service);
     this.#cache.delete(cacheKey(user, service));
     if (answer.status === 403) {
-      const asked = parseBearerChallenge(answer.challenge)?.scope?.split(" ") ?? [];
-      const wanted = [...new Set([...(stored.scope?.split(" ") ?? []), ...asked])].filter(Boolean);
+      const wanted = stepUpScopes(stored.scope, answer.challenge);
+      if (!wanted) {
+        this.deps.logger.warn("the server asked for scopes Gatehouse does not ask for", {
+          service,
+          user,
+          reason: STEP_UP_LIMITS,
+        });
+        return undefined;
+      }
       await this.deps.vault.put(user, service, { ...stored, stepUpScopes: wanted });
       this.deps.logger.info("the server asked for more scopes", { service, user, scopes: wanted });
       const name = this.service(service)?.userToken.displayName ?? service;
       throw stepUpRequired(service, name, this.pageUrl(service), wanted);
+    }
+    if (answer.retried) {
+      // Refreshing again would be refused alike, on every call.
+      if (stored.accessToken !== token) return undefined;
+      this.deps.logger.warn("the server refused the token again right after it was refreshed", {
+        service,
+        user,
+      });
+      const reason = "the server refused even a freshly refreshed token";
+      return await this.#needsReconnect(user, service, stored, reason);
     }
     if (stored.accessToken !== token) return stored.accessToken;
     this.deps.logger.info("the server refused the token; refreshing it", { service, user });
@@ -207,10 +215,10 @@ export class UserCredentials {
       try {
         // Revoking the refresh token ends the grant at most services; the access token too.
         const revoked = stored.refreshToken
-          ? await client.revoke(stored.refreshToken, "refresh_token")
-          : await client.revoke(stored.accessToken, "access_token");
+          ? await client.revoke(stored.refreshToken, "refresh_token", stored.issuer)
+          : await client.revoke(stored.accessToken, "access_token", stored.issuer);
         if (revoked && stored.refreshToken) {
-          await client.revoke(stored.accessToken, "access_token").catch(() => {});
+          await client.revoke(stored.accessToken, "access_token", stored.issuer).catch(() => {});
         }
         outcome = revoked ? "revoked" : "not_offered";
       } catch (error) {
@@ -320,7 +328,7 @@ export class UserCredentials {
     }
     let tokens: ServiceTokens;
     try {
-      tokens = await this.#client(service).refresh(credential.refreshToken);
+      tokens = await this.#client(service).refresh(credential.refreshToken, credential.issuer);
     } catch (error) {
       const cause = error as ServiceOAuthError;
       // Another replica may have rotated the refresh token first: use what it stored.
@@ -351,6 +359,7 @@ export class UserCredentials {
       refreshToken: tokens.refreshToken ?? credential.refreshToken,
       expiresAt: tokens.expiresAt,
       scope: tokens.scope ?? credential.scope,
+      issuer: tokens.issuer ?? credential.issuer,
       updatedAt: clock.now(),
     };
     await vault.put(user, service, updated);

@@ -16,6 +16,8 @@ export interface StoredCredential {
   /** Epoch ms when the access token expires, when the service said. */
   expiresAt?: number;
   scope?: string;
+  /** The authorization server that issued the tokens (kind: mcp): refreshed and revoked there only. */
+  issuer?: string;
   updatedAt: number;
   /** Scopes a remote MCP server asked for beyond this connection (403 insufficient_scope). */
   stepUpScopes?: string[];

@@ -95,7 +95,7 @@ export interface PersonTokens {
   /** Calls back when one of this person's credentials changes in this process. */
   watch(listener: (server: string) => void): () => void;
   /** A server refused `token` (see `TokenRejected`). */
-  rejected?(server: string, token: string, refusal: TokenRefusal): Promise<string>;
+  rejected?(server: string, token: string, refusal: TokenRefusal): Promise<string | undefined>;
 }
 
 /**

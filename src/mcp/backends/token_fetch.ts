@@ -15,13 +15,18 @@ export type TokenSource = () => Promise<string>;
 export interface TokenRefusal {
   status: number;
   challenge: string | null;
+  /** The token refused was the one `rejected` just returned (the request's second refusal). */
+  retried?: boolean;
 }
 
 /**
  * Called when a remote MCP server (`kind: mcp`) refused the person's token: returns the token to
- * retry with once (refreshed), or throws `CredentialRequiredError` (connect again, or step up).
+ * retry with once (refreshed), undefined to pass the refusal on as it is, or throws
+ * `CredentialRequiredError` (connect again, or step up). A second refusal of the same request
+ * comes with `retried` and is never retried: a server that refuses every token would otherwise
+ * cost a refresh on every call.
  */
-export type TokenRejected = (token: string, refusal: TokenRefusal) => Promise<string>;
+export type TokenRejected = (token: string, refusal: TokenRefusal) => Promise<string | undefined>;
 
 const TOKEN_PLACEHOLDER = /\{\{\s*user\.token\s*\}\}/;
 
@@ -62,15 +67,37 @@ export function freshTokenFetch(
     // Sent again once, with a refreshed token; a streamed body cannot be sent twice.
     const body = init?.body;
     if (body !== undefined && body !== null && typeof body !== "string") return response;
-    const refusal = {
-      status: response.status,
-      challenge: response.headers.get("www-authenticate"),
-    };
-    await response.body?.cancel().catch(() => {});
-    const next = await rejected(current, refusal);
+    const next = await ask(rejected, current, response, false);
+    if (next === undefined) return response;
     mask.add(next);
-    return await send(next, input, init);
+    const again = await send(next, input, init);
+    if (!refusesToken(again)) return again;
+    await ask(rejected, next, again, true);
+    return again;
   };
+}
+
+/** Hands a refusal to `rejected`; the answer's body is let go when it will not be passed on. */
+async function ask(
+  rejected: TokenRejected,
+  token: string,
+  response: Response,
+  retried: boolean,
+): Promise<string | undefined> {
+  const refusal: TokenRefusal = {
+    status: response.status,
+    challenge: response.headers.get("www-authenticate"),
+  };
+  if (retried) refusal.retried = true;
+  let next: string | undefined;
+  try {
+    next = await rejected(token, refusal);
+  } catch (error) {
+    await response.body?.cancel().catch(() => {});
+    throw error;
+  }
+  if (next !== undefined && !retried) await response.body?.cancel().catch(() => {});
+  return next;
 }
 
 /** A 401, or a 403 whose challenge says the token lacks a scope (MCP step-up). */

@@ -64,13 +64,15 @@ Deno.test("freshTokenFetch() hands a refused token to rejected and sends the req
   ]);
 });
 
-Deno.test("freshTokenFetch() retries once only, leaves other 403s alone, never resends a streamed body, and passes a step-up's refusal on", async () => {
+Deno.test("freshTokenFetch() retries once only (the second refusal handed to rejected as retried), leaves other 403s alone, never resends a streamed body, and passes a step-up's refusal on", async () => {
   let asked = 0;
-  const rejected = () => {
+  const refusals: [string, TokenRefusal][] = [];
+  const rejected = (token: string, refusal: TokenRefusal) => {
     asked++;
+    refusals.push([token, refusal]);
     return Promise.resolve("new");
   };
-  const twice = backend([{ status: 401 }, { status: 401 }]);
+  const twice = backend([{ status: 401 }, { status: 401 }, { status: 200 }]);
   const again = await freshTokenFetch(
     HEADERS,
     USER,
@@ -83,7 +85,14 @@ Deno.test("freshTokenFetch() retries once only, leaves other 403s alone, never r
   );
   assert.equal(again.status, 401);
   await again.body?.cancel();
-  assert.equal(asked, 1);
+  // The token refused again is reported once more (a server refusing every token means
+  // connecting again, not a refresh on every call), and nothing is sent a third time.
+  assert.deepEqual(refusals, [
+    ["old", { status: 401, challenge: null }],
+    ["new", { status: 401, challenge: null, retried: true }],
+  ]);
+  assert.equal(twice.seen.length, 2);
+  asked = 1;
 
   const forbidden = backend([{ status: 403, challenge: 'Bearer error="invalid_token"' }]);
   const plain = await freshTokenFetch(
@@ -127,4 +136,19 @@ Deno.test("freshTokenFetch() retries once only, leaves other 403s alone, never r
     })("http://backend/mcp"),
     /connect again with read admin/,
   );
+});
+
+Deno.test("freshTokenFetch() passes the refusal on untouched when rejected answers undefined", async () => {
+  const target = backend([{ status: 403, challenge: 'Bearer error="insufficient_scope"' }]);
+  const response = await freshTokenFetch(
+    HEADERS,
+    USER,
+    tokens("old"),
+    target.fetch,
+    new SecretMask([]),
+    () => Promise.resolve(undefined),
+  )("http://backend/mcp");
+  assert.equal(response.status, 403);
+  await response.body?.cancel();
+  assert.equal(target.seen.length, 1);
 });
