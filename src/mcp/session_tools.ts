@@ -25,6 +25,13 @@ import type { OwnRequests } from "./own_requests.ts";
 const MAX_REMEMBERED = 10_000;
 /** Pages the gateway reads when it lists a server's tools itself. */
 const MAX_OWN_PAGES = 20;
+/**
+ * The pages that follow a server's first list (by its `nextCursor`) belong to that first sight
+ * too, up to this many and within this long of the first page: a paginated server's second
+ * page was once held as new tools, all of them.
+ */
+const FIRST_SIGHT_PAGES = 100;
+const FIRST_SIGHT_PAGING_MS = 60_000;
 
 type Maybe<T> = T | Promise<T>;
 
@@ -38,6 +45,8 @@ export class SessionTools implements ApprovalWaiter {
   #listed = false;
   /** The gateway's own listing under way, for calls that came before any list. */
   #listing?: Promise<void>;
+  /** The review a paginated list's next page continues (first sight reaches its pages). */
+  #paging?: { list: ListReview; pages: number; since: number };
 
   constructor(
     private readonly integrity: ToolIntegrity,
@@ -76,10 +85,14 @@ export class SessionTools implements ApprovalWaiter {
     const tools = listedTools(response.result);
     if (!tools) return response;
     this.#listed = true;
+    const list = this.#pageReview(response);
     try {
-      const list: ListReview = new Map();
+      const judged = this.server.transport === "aggregate" ||
+        this.server.toolChanges !== "allow";
       const verdicts = await Promise.all(tools.map(async (tool) => {
-        if (!isObject(tool) || typeof tool.name !== "string") return true;
+        // Not a tool any client may take (MCP: an object with a string name); not served
+        // unreviewed where changes are held.
+        if (!isObject(tool) || typeof tool.name !== "string") return !judged;
         const review = await this.integrity.review(this.server, tool.name, tool, list);
         if (!review) return true;
         if (this.#shown.size < MAX_REMEMBERED) this.#shown.set(tool.name, review.digest);
@@ -105,9 +118,35 @@ export class SessionTools implements ApprovalWaiter {
     }
   }
 
+  /**
+   * The review of one list answer: a new one, or the one its previous page began when this
+   * answer continues a paginated first list (pages come one at a time, in order, from one
+   * session's client or the gateway's own listing).
+   */
+  #pageReview(response: RpcResponse): ListReview {
+    const now = this.integrity.options.clock.now();
+    const paging = this.#paging;
+    const continues = paging && paging.pages < FIRST_SIGHT_PAGES &&
+      now - paging.since < FIRST_SIGHT_PAGING_MS;
+    const list: ListReview = continues ? paging.list : new Map();
+    const more = isObject(response.result) && typeof response.result.nextCursor === "string";
+    this.#paging = more
+      ? { list, pages: continues ? paging.pages + 1 : 1, since: continues ? paging.since : now }
+      : undefined;
+    return list;
+  }
+
   /** The refusal of a tools/call of `name`, or undefined when it may go to the server. */
   callRefusal(id: RequestId, name: unknown): Maybe<JSONRPCMessage | undefined> {
-    if (typeof name !== "string") return undefined;
+    if (typeof name !== "string") {
+      // A name that is no string is judged by no record, and a server may still read it as
+      // one (`tools[["search"]]` is `tools.search` in JavaScript).
+      return errorResponse(
+        id,
+        ModernErrorCode.invalidParams,
+        "tools/call needs params.name, the name of a tool as a string",
+      ) as JSONRPCMessage;
+    }
     const owner = this.integrity.ownerOf(this.server, name);
     if (!owner || owner.server.toolChanges === "allow") return undefined;
     if (!this.#listed && this.session.ask) {
