@@ -282,6 +282,21 @@ Deno.test("TcpFront refuses CONNECT, whose body Deno.serve would read as a reque
   }
 });
 
+Deno.test("TcpFront never lets a client speak HTTP/2 to Deno.serve: its preface arrives broken by the front's line", async () => {
+  const t = await frontFor();
+  try {
+    // Straight to Deno.serve, this preface and SETTINGS frame switch the connection to h2c,
+    // whose frames the front could not frame or give an address.
+    const conn = await t.connect();
+    const preface = encoder.encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    await conn.write(new Uint8Array([...preface, 0, 0, 0, 4, 0, 0, 0, 0, 0]));
+    assert.match(await readToEnd(conn), /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.equal(t.seen.length, 0);
+  } finally {
+    await t.close();
+  }
+});
+
 Deno.test("TcpFront refuses a bare LF that would show the server a header the front did not see", async () => {
   const t = await frontFor();
   try {
