@@ -33,6 +33,9 @@ export interface UpstreamAuthorization {
   discoveredScopes: string[];
 }
 
+/** Of the authorization servers a server's metadata lists, discovery tries the first this many. */
+export const MAX_AUTHORIZATION_SERVERS = 4;
+
 /**
  * A challenge longer than this is not read: real ones are a few hundred characters, and the
  * header comes from the remote server, which may send hundreds of kilobytes of it.
@@ -229,7 +232,8 @@ export async function discoverUpstream(
     }
   }
   if (!resource) throw discoveryFailed(serverUrl, failures);
-  for (const issuerText of resource.authorizationServers) {
+  // A server may list many; each costs up to three requests, to hosts the operator trusts.
+  for (const issuerText of resource.authorizationServers.slice(0, MAX_AUTHORIZATION_SERVERS)) {
     let issuer: URL;
     try {
       issuer = new URL(issuerText);

@@ -6,6 +6,7 @@ import {
   checkAuthorizationServer,
   chooseScopes,
   discoverUpstream,
+  MAX_AUTHORIZATION_SERVERS,
   MAX_CHALLENGE_CHARS,
   parseBearerChallenge,
   processProtectedResourceMetadata,
@@ -14,6 +15,7 @@ import {
 import { ServiceOAuthError } from "./service_oauth.ts";
 import { upstreamFetch } from "./upstream_fetch.ts";
 import { testClock } from "../../tests/fixtures/clock.ts";
+import { startHostileUpstream } from "../../tests/fixtures/hostile_upstream.ts";
 
 const SERVER = new URL("https://mcp.tracker.example/mcp");
 const HOSTS = new Set(["mcp.tracker.example", "auth.tracker.example"]);
@@ -236,5 +238,28 @@ Deno.test("discoverUpstream() gives up as a whole when its signal ends, however 
   } finally {
     hold.resolve();
     await server.shutdown();
+  }
+});
+
+Deno.test("discoverUpstream() tries only the first MAX_AUTHORIZATION_SERVERS a server lists, not as many as it likes", async () => {
+  const server = await startHostileUpstream();
+  try {
+    const listed = Array.from({ length: 50 }, (_, i) => `${server.origin}/as${i}`);
+    server.prm.authorization_servers = listed;
+    const hosts = new Set(["127.0.0.1"]);
+    const fetch = upstreamFetch({ hosts, clock: testClock() });
+    await assert.rejects(
+      discoverUpstream(new URL(server.url), fetch, hosts, []),
+      ServiceOAuthError,
+    );
+    const asked = new Set(
+      server.seen.map((request) => /\/(as\d+)/.exec(request.path)?.[1]).filter(Boolean),
+    );
+    assert.deepEqual(
+      [...asked],
+      listed.slice(0, MAX_AUTHORIZATION_SERVERS).map((url) => url.slice(-3)),
+    );
+  } finally {
+    await server.close();
   }
 });
