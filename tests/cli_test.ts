@@ -182,12 +182,12 @@ Deno.test("main.ts check shows the toolChanges in effect for each server, and wh
   assert.equal(result.code, 0, result.stderr);
   assert.match(
     result.stdout,
-    /  vendor: toolChanges hold \(default: its host may be someone else's\)\n/,
+    / {2}vendor: toolChanges hold \(default: its host may be someone else's\)\n/,
   );
   assert.match(
     result.stdout,
-    /  local: toolChanges allow \(default: a local or private backend\)\n/,
+    / {2}local: toolChanges allow \(default: a local or private backend\)\n/,
   );
-  assert.match(result.stdout, /  strict: toolChanges refuse \(as configured, 1 pinned\)\n/);
+  assert.match(result.stdout, / {2}strict: toolChanges refuse \(as configured, 1 pinned\)\n/);
   assert.ok(!result.stdout.includes("both: toolChanges"), "an aggregate's members decide");
 });
