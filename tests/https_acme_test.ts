@@ -124,7 +124,10 @@ Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client
       assert.equal(answer.status, 200, JSON.stringify(answer));
       assert.ok(answer.body.result, JSON.stringify(answer));
       assert.equal(await servedSerial(first.port), s.pebble.issued()[0]);
-      assert.match(first.logs(), /"msg":"TLS certificate obtained from the ACME directory"/);
+      await waitUntil(
+        "the issuance to be logged",
+        () => /"msg":"TLS certificate obtained from the ACME directory"/.test(first.logs()),
+      );
 
       const second = await startGatewayProcess(config(s.pebble, s.storage, ephemeralPort()), {}, {
         caCerts: [root],
@@ -132,7 +135,10 @@ Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client
       try {
         assert.equal(await servedSerial(second.port), s.pebble.issued()[0]);
         assert.equal(s.pebble.issued().length, 1, "the second gateway did not order again");
-        assert.match(second.logs(), /"msg":"TLS certificate from storage"/);
+        await waitUntil(
+          "the stored certificate to be logged",
+          () => /"msg":"TLS certificate from storage"/.test(second.logs()),
+        );
       } finally {
         await second.close();
       }
@@ -195,7 +201,10 @@ Deno.test("renewal replaces the certificate for new connections; a connection op
       assert.notEqual(before, s.pebble.issued()[1]);
       assert.match(await get(), /^HTTP\/1\.1 200/);
       open.close();
-      assert.match(gw.logs(), /"msg":"TLS certificate replaced"/);
+      await waitUntil(
+        "the replacement to be logged",
+        () => /"msg":"TLS certificate replaced"/.test(gw.logs()),
+      );
     } finally {
       await gw.close();
     }

@@ -188,7 +188,10 @@ Deno.test("a certificate rotated on disk is served to the next connection; an op
     // The connection opened before goes on with its own.
     assert.equal(await health(open), 200);
     open.close();
-    assert.match(gw.logs(), /"msg":"TLS certificate replaced"/);
+    await waitUntil(
+      "the replacement to be logged",
+      () => /"msg":"TLS certificate replaced"/.test(gw.logs()),
+    );
   } finally {
     await gw.close();
     await s.cleanup();
