@@ -16,7 +16,7 @@ import { waitUntil, within } from "./fixtures/waits.ts";
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "https-files-token-0123456789";
 
-async function setup(extra = "") {
+async function setup(extra = "", connections = "{ headerTimeout: 1s }") {
   const [caA, caB] = await Promise.all([testCa("CA A"), testCa("CA B")]);
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-tls-files-" });
   const leafA = await caA.issue("leaf A");
@@ -29,7 +29,7 @@ tls:
   cert: ${dir}/cert.pem
   key: ${dir}/key.pem
   redirectHttp: 127.0.0.1:${redirectPort}
-connections: { headerTimeout: 1s }
+connections: ${connections}
 metrics: { listen: "127.0.0.1:{{METRICS_PORT}}" }
 ${extra}
 servers:
@@ -301,6 +301,35 @@ Deno.test("a TLS handshake must finish within connections.headerTimeout; plain H
       return /gatehouse_tls_handshake_failures_total 1\b/.test(await metrics.text());
     });
   } finally {
+    await gw.close();
+    await s.cleanup();
+  }
+});
+
+Deno.test("connections waiting for their TLS handshake count against connections.max and make room for a newcomer", async () => {
+  const s = await setup("", "{ max: 2, headerTimeout: 30s }");
+  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  const silent: Deno.Conn[] = [];
+  try {
+    // Two connections that never begin a handshake fill the cap…
+    for (let i = 0; i < 2; i++) {
+      silent.push(await Deno.connect({ hostname: "127.0.0.1", port: gw.port }));
+    }
+    await waitUntil("the gateway to hold both silent connections", async () => {
+      const metrics = await fetch(`http://127.0.0.1:${gw.metricsPort}/metrics`);
+      return /gatehouse_connections_open 2\b/.test(await metrics.text());
+    });
+    // …and a client that does handshake is served: the one waiting longest makes room.
+    assert.equal(await trusted(gw.port, s.caA.cert), true);
+    const ended = await within(
+      "the longest-waiting silent connection to be closed for the newcomer",
+      silent[0].read(new Uint8Array(16)).catch(() => null),
+    );
+    assert.equal(ended, null);
+    const metrics = await (await fetch(`http://127.0.0.1:${gw.metricsPort}/metrics`)).text();
+    assert.match(metrics, /gatehouse_connections_shed_total\{reason="evicted"\} 1\b/);
+  } finally {
+    for (const conn of silent) conn.close();
     await gw.close();
     await s.cleanup();
   }
