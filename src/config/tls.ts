@@ -16,6 +16,13 @@ export function parseTls(c: Checker, value: unknown, baseUrl: string): TlsConfig
   const raw = c.object(value, ["tls"], ["cert", "key", "acme", "redirectHttp"]);
   if (!raw) return undefined;
   const tls: TlsConfig = {};
+  if (baseUrl.startsWith("http:")) {
+    c.warn(
+      ["baseUrl"],
+      "is http but tls: serves https: the URLs Gatehouse hands out (OAuth metadata, resource URIs) would name http",
+      "set baseUrl to the https URL clients use, e.g. https://mcp.example.com",
+    );
+  }
   if (raw.redirectHttp !== undefined) {
     tls.redirectHttp = parseListenAddress(c, raw.redirectHttp, ["tls", "redirectHttp"]);
   }

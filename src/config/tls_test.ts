@@ -60,3 +60,9 @@ Deno.test("parseConfigText() refuses tls: that cannot work, saying why", () => {
     /expected \[host\]:port/,
   );
 });
+
+Deno.test("parseConfigText() warns when tls: serves https and baseUrl says http", () => {
+  const config = parse("listen: 0.0.0.0:443\ntls: { cert: a.pem, key: b.pem }\n");
+  assert.deepEqual(config.warnings.map((w) => w.path.join(".")), ["baseUrl"]);
+  assert.match(config.warnings[0].message, /is http but tls: serves https/);
+});
