@@ -35,6 +35,12 @@ export const HEADER_TIMEOUT = errorResponse(
   "the request head did not arrive in time (connections.headerTimeout)",
 );
 
+/**
+ * A request head `Deno.serve` refuses at once (a NUL where the method goes), answering 400 and
+ * closing once the requests before it are answered: a refusal that keeps their answers.
+ */
+export const SERVER_REFUSES = encoder.encode("\0 / HTTP/1.1\r\n\r\n");
+
 /** What the front uses of a client connection: a TCP one, or the TLS port's (tls/tls_port.ts). */
 export type ClientConn = Pick<Deno.Conn, "read" | "write" | "close" | "remoteAddr">;
 

@@ -34,6 +34,7 @@ import {
   HEADER_TIMEOUT,
   isEmfile,
   refusalResponse,
+  SERVER_REFUSES,
   TOO_MANY,
   writeAll,
 } from "./front_connection.ts";
@@ -285,7 +286,14 @@ export class TcpFront {
         const before = framing.phase;
         const result = framing.push(buffer.bytes.subarray(0, n));
         if (result.error && !result.afterAnswers) {
-          return await this.#refuseRequest(connection, result.error);
+          if (!connection.forwardedAny) return await this.#refuseRequest(connection, result.error);
+          // Requests went through in earlier reads and may still be answering: closing now
+          // lost their answers (a call that ran, its result never seen). What they left of
+          // this read goes on, then a head the server refuses: it answers those requests,
+          // then 400 in the refused one's place, and closes; nothing more is read from here.
+          await writeAll(upstream, concatBytes([...result.forward, SERVER_REFUSES]));
+          framing.phase = "idle";
+          return;
         }
         if (framing.phase !== before || result.heads > 0) connection.phaseSince = now;
         // One write for what one read brought (a head and its body, usually): a syscall each.

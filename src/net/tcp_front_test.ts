@@ -352,6 +352,31 @@ Deno.test("TcpFront answers the requests that came whole before a refused one, t
   }
 });
 
+Deno.test("TcpFront keeps the answers of earlier reads' requests when it refuses a later one", async () => {
+  const release = Promise.withResolvers<void>();
+  const t = await frontFor({}, async (request) => {
+    await request.text();
+    await release.promise; // still answering when the refused request arrives
+    return new Response(`answer ${new URL(request.url).pathname}`);
+  });
+  try {
+    const conn = await t.connect();
+    await conn.write(
+      encoder.encode("POST /one HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi"),
+    );
+    await waitUntil("the first request to reach the server", () => t.seen.length === 1);
+    await conn.write(encoder.encode("GET /two HTTP/1.1\r\nHost: x\r\nX-A: 1\nX-B: 2\r\n\r\n"));
+    // Time for the front to take the refused request before the answer is given (not a limit).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release.resolve();
+    const text = await readToEnd(conn);
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*answer \/oneHTTP\/1\.1 400 Bad Request\r\n/);
+    assert.deepEqual(t.seen.map((request) => new URL(request.url).pathname), ["/one"]);
+  } finally {
+    await t.close();
+  }
+});
+
 Deno.test("TcpFront disconnects a client that stops taking its answer", async () => {
   const chunk = new Uint8Array(64 * 1024).fill(120);
   // An endless answer: the server has bytes for the client as long as it is connected.
