@@ -154,8 +154,17 @@ export class AcmeCertificates {
     this.#timer = this.deps.clock.setTimeout(() => void this.#check(false), ms, { unref: true });
   }
 
+  /** One look at the certificate; never rejects (a timer or SIGHUP starts it, nobody awaits). */
   #check(forced: boolean): Promise<void> {
-    this.#running ??= this.#checkOnce(forced).finally(() => this.#running = undefined);
+    this.#running ??= this.#checkOnce(forced)
+      .catch((error) => {
+        // The storage failed us (an ACME failure is handled in #attempt): look again later.
+        this.deps.logger.error("could not check the TLS certificate; trying again", {
+          problem: problemOf(error),
+        });
+        this.#schedule(WAIT_FOR_OTHER_MS);
+      })
+      .finally(() => this.#running = undefined);
     return this.#running;
   }
 

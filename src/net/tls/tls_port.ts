@@ -86,7 +86,14 @@ export class TlsPort {
       raw.destroy();
       return;
     }
-    const conn = new NodeTlsConn(raw, this.#context, ALPN);
+    let conn: ClientConn;
+    try {
+      conn = new NodeTlsConn(raw, this.#context, ALPN);
+    } catch {
+      // An event handler must not throw (it would end the process): drop this one connection.
+      raw.destroy();
+      return;
+    }
     const waiting = this.#waiting;
     this.#waiting = undefined;
     if (waiting) waiting.resolve(conn);
