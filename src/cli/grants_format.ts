@@ -1,4 +1,5 @@
 /** How `gatehouse grants` prints grants: a table for people, a JSON array for scripts. */
+import { printable } from "./terminal_text.ts";
 import { type GrantView, serverNames } from "../oauth/grant_admin.ts";
 
 function iso(ms: number | undefined): string | null {
@@ -53,7 +54,6 @@ export function grantsTable(grants: GrantView[], issuer: string): string {
 }
 
 function cell(text: string): string {
-  // deno-lint-ignore no-control-regex
-  const printable = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
-  return printable.length > MAX_WIDTH ? `${printable.slice(0, MAX_WIDTH - 1)}…` : printable;
+  const shown = printable(text);
+  return shown.length > MAX_WIDTH ? `${shown.slice(0, MAX_WIDTH - 1)}…` : shown;
 }

@@ -1,5 +1,6 @@
 /** How `gatehouse tools` prints tool records: a table and diffs for people, JSON for scripts. */
 import type { ToolRecord } from "../mcp/tool_ledger.ts";
+import { printable } from "./terminal_text.ts";
 
 function minute(ms: number | undefined): string {
   return ms === undefined ? "-" : new Date(ms).toISOString().slice(0, 16).replace("T", " ");
@@ -80,11 +81,6 @@ export function diffText(record: ToolRecord): string {
     `  approve with: gatehouse tools approve ${record.server} ${quoted(record.tool)}`,
   ];
   return lines.join("\n");
-}
-
-function printable(text: string): string {
-  // deno-lint-ignore no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 }
 
 function cell(text: string): string {
