@@ -19,6 +19,8 @@ export class NodeTlsConn {
   readonly #chunks: Uint8Array[] = [];
   #queued = 0;
   #ended = false;
+  /** The client sent all it will (its side ended); answers may still go out. */
+  #readEnded = false;
   #wake?: () => void;
   readonly #secure = Promise.withResolvers<{ alpnProtocol: string | null }>();
 
@@ -55,7 +57,10 @@ export class NodeTlsConn {
       if (this.#queued > READ_AHEAD) socket.pause();
       this.#wakeReader();
     });
-    socket.on("end", () => this.#end());
+    socket.on("end", () => {
+      this.#readEnded = true;
+      this.#wakeReader();
+    });
     socket.on("close", () => this.#end());
     socket.on("error", (error: Error) => this.#end(error));
   }
@@ -66,7 +71,7 @@ export class NodeTlsConn {
 
   async read(into: Uint8Array): Promise<number | null> {
     while (this.#chunks.length === 0) {
-      if (this.#ended) return null;
+      if (this.#ended || this.#readEnded) return null;
       await new Promise<void>((resolve) => this.#wake = resolve);
     }
     const chunk = this.#chunks[0];
@@ -79,16 +84,23 @@ export class NodeTlsConn {
     return n;
   }
 
-  /** Resolves once the socket took the bytes (the front reuses its buffer after). */
+  /**
+   * Resolves once the socket took the bytes (the front reuses its buffer after); rejects when
+   * the connection ends first, whether or not the socket ever calls back.
+   */
   write(bytes: Uint8Array): Promise<number> {
-    if (this.#ended) return Promise.reject(new Deno.errors.BrokenPipe("the connection is closed"));
+    if (this.#ended) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
+      this.#writes.add(reject);
       this.#socket.write(bytes, (error?: Error | null) => {
+        this.#writes.delete(reject);
         if (error) reject(error);
         else resolve(bytes.length);
       });
     });
   }
+
+  readonly #writes = new Set<(error: Error) => void>();
 
   close(): void {
     this.#end();
@@ -101,6 +113,8 @@ export class NodeTlsConn {
       this.#ended = true;
       this.#secure.reject(error ?? new Error("the connection closed before its TLS handshake"));
     }
+    for (const reject of this.#writes) reject(closedError());
+    this.#writes.clear();
     this.#wakeReader();
   }
 
@@ -109,6 +123,10 @@ export class NodeTlsConn {
     this.#wake = undefined;
     wake?.();
   }
+}
+
+function closedError(): Error {
+  return new Deno.errors.BrokenPipe("the connection is closed");
 }
 
 /** `::ffff:10.0.0.1` as `10.0.0.1`: the address as an IPv4 peer is known elsewhere. */
