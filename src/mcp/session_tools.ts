@@ -41,6 +41,8 @@ export class SessionTools implements ApprovalWaiter {
   /** Client-side name → the tool left out of this session's lists, until approved. */
   readonly held = new Map<string, HeldTool>();
 
+  /** The session ended: a review still under way must not make it wait for approvals. */
+  #closed = false;
   /** Whether this session reviewed a list since it started or the server's last list_changed. */
   #listed = false;
   /** The gateway's own listing under way, for calls that came before any list. */
@@ -66,6 +68,7 @@ export class SessionTools implements ApprovalWaiter {
 
   /** The session ended: nothing more to tell its client. */
   close(): void {
+    this.#closed = true;
     this.integrity.approvals.forget(this);
     this.session.ask?.endAll("the session ended");
   }
@@ -103,7 +106,8 @@ export class SessionTools implements ApprovalWaiter {
         }
         return review.approved;
       }));
-      this.integrity.approvals.wait(this);
+      // A session that ended while its list was reviewed would wait, and be polled for, for ever.
+      if (!this.#closed) this.integrity.approvals.wait(this);
       if (verdicts.every(Boolean)) return response;
       const result = { ...response.result!, tools: tools.filter((_, i) => verdicts[i]) };
       if ("ttlMs" in result) result.ttlMs = 0;

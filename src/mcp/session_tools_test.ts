@@ -294,3 +294,21 @@ Deno.test("SessionTools refuses a tools/call whose name is not a string, and ser
     h.store.close();
   }
 });
+
+Deno.test("SessionTools of a session that ends while its list is reviewed does not stay waiting for approvals", async () => {
+  const vendor = backend("vendor");
+  const h = await harness([vendor]);
+  try {
+    const first = new SessionTools(h.integrity, vendor);
+    await first.reviewList(list([SEARCH]));
+    first.close();
+    const tools = new SessionTools(h.integrity, vendor);
+    const review = tools.reviewList(list([SEARCH, FETCH])); // fetch is new: held
+    tools.close();
+    await review;
+    assert.equal(tools.held.size, 1);
+    assert.equal(h.integrity.approvals.waiting, 0, "an ended session is never polled for");
+  } finally {
+    h.store.close();
+  }
+});

@@ -43,6 +43,11 @@ export class ApprovalWatch {
 
   constructor(private readonly options: ApprovalWatchOptions) {}
 
+  /** Sessions waiting for an approval. */
+  get waiting(): number {
+    return this.#waiting.size;
+  }
+
   /** `waiter` has held tools (again): watch them until approved or `forget`. */
   wait(waiter: ApprovalWaiter): void {
     if (waiter.held.size === 0) return this.forget(waiter);
