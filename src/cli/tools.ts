@@ -19,9 +19,11 @@ export const TOOLS_USAGE = `Usage:
   gatehouse tools diff SERVER [TOOL] [--json] [--config PATH]
       what changed in each held tool: field by field against the approved definition
       (--json prints both definitions in full)
-  gatehouse tools approve SERVER [TOOL] [--config PATH]
+  gatehouse tools approve SERVER [TOOL [--digest DIGEST]] [--config PATH]
       approve the held definition of TOOL, or of every held tool of SERVER; the
-      gateways serve it again at once (calls within 2 seconds)
+      gateways serve it again at once (calls within 2 seconds). With --digest (what
+      diff showed as seen, or its first 12 characters or more), only that definition:
+      if the server changed it again since, nothing is approved
 
 SERVER is the server that defines the tool (for an aggregate's tool, its member server).
 The storage is the one the configuration names (PATH, else $GATEHOUSE_CONFIG, else
@@ -51,6 +53,8 @@ interface ToolsCommand {
   held: boolean;
   json: boolean;
   configPath: string;
+  /** approve --digest: the held definition reviewed. */
+  digest?: string;
 }
 
 /** Parses what follows `tools`; a string is the complaint for a bad command line. */
@@ -76,7 +80,13 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
     if (flag === "--help" || flag === "-h") return { ...command, action: "help" };
     if (flag === "--json" && action !== "approve") command.json = true;
     else if (flag === "--held" && action === "list") command.held = true;
-    else if (flag === "--config" || flag === "-c") {
+    else if (flag === "--digest" && action === "approve") {
+      const given = (inline ?? rest[++i])?.toLowerCase();
+      if (!given || !/^[0-9a-f]{12,64}$/.test(given)) {
+        return "--digest needs the digest diff showed (at least its first 12 hex characters)";
+      }
+      command.digest = given;
+    } else if (flag === "--config" || flag === "-c") {
       const given = inline ?? rest[++i];
       if (!given || given.startsWith("--")) return `${flag} needs a value`;
       command.configPath = given;
@@ -91,6 +101,9 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
     return `${action} needs the SERVER (list shows them)`;
   }
   [command.server, command.tool] = names;
+  if (command.digest !== undefined && command.tool === undefined) {
+    return "--digest names one tool's definition: give the TOOL too";
+  }
   return command;
 }
 
@@ -143,9 +156,18 @@ export async function runToolsCommand(args: string[], deps: ToolsCommandDeps): P
 }
 
 async function approve(ledger: ToolLedger, command: ToolsCommand, deps: ToolsCommandDeps) {
-  const approved: ToolRecord[] = await ledger.approve(command.server!, command.tool);
+  const approved: ToolRecord[] = await ledger.approve(
+    command.server!,
+    command.tool,
+    command.digest,
+  );
   if (approved.length === 0) {
-    deps.err(nothingText(command));
+    const now = command.digest && (await ledger.record(command.server!, command.tool!))?.held;
+    deps.err(
+      now
+        ? `nothing approved: the held definition of ${command.server} ${command.tool} is now ${now.digest}, not the ${command.digest} you reviewed (the server changed it again); run gatehouse tools diff ${command.server} ${command.tool} again`
+        : nothingText(command),
+    );
     return TOOLS_EXIT.nothing;
   }
   for (const record of approved) {

@@ -78,7 +78,9 @@ export function diffText(record: ToolRecord): string {
       : "  approved  - (never)",
     `  seen      ${held.digest}`,
     ...held.changes.map((change) => `    ${printable(change)}`),
-    `  approve with: gatehouse tools approve ${record.server} ${quoted(record.tool)}`,
+    `  approve with: gatehouse tools approve ${record.server} ${
+      quoted(record.tool)
+    } --digest ${held.digest}`,
   ];
   return lines.join("\n");
 }

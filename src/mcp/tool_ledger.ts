@@ -152,8 +152,13 @@ export class ToolLedger {
     }
   }
 
-  /** Approves what is held: of `tool`, or of every tool of `server`. Returns what it approved. */
-  async approve(server: string, tool?: string): Promise<ToolRecord[]> {
+  /**
+   * Approves what is held: of `tool`, or of every tool of `server`. Returns what it approved.
+   * With `digest` (the start of the one an operator reviewed), only a held definition with that
+   * digest is approved: a server that changes it again between the review and the approval
+   * does not get the new one approved unseen.
+   */
+  async approve(server: string, tool?: string, digest?: string): Promise<ToolRecord[]> {
     const approved: ToolRecord[] = [];
     const candidates = tool === undefined
       ? await this.records(server)
@@ -165,6 +170,7 @@ export class ToolLedger {
         const entry = await this.store.getEntry<ToolRecord>(key);
         const held = entry.value?.held;
         if (!entry.value || !held) break;
+        if (digest !== undefined && !held.digest.startsWith(digest)) break;
         const record: ToolRecord = {
           server,
           tool: entry.value.tool,
