@@ -12,7 +12,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "app.ts": ["*"],
   "app_auth_server.ts": ["*"],
   "app_readings.ts": ["*"],
-  "cli": ["config", "core", "mcp", "oauth", "store"],
+  "serve.ts": ["*"],
+  "cli": ["config", "core", "mcp", "oauth", "store", "version.ts"],
   "http": [
     "config",
     "core",
@@ -151,8 +152,9 @@ Deno.test("every error class in src/ extends GatehouseError, with a stable code"
   assert.deepEqual(breaches, []);
 });
 
-Deno.test(`no source file in src/ is longer than ${MAX_LINES} lines`, async () => {
-  const long = (await sources())
+Deno.test(`no source file in src/, nor main.ts, is longer than ${MAX_LINES} lines`, async () => {
+  const main = { path: "main.ts", text: await Deno.readTextFile(new URL("main.ts", ROOT)) };
+  const long = [...await sources(), main]
     .map((file) => ({ path: file.path, lines: file.text.split("\n").length - 1 }))
     .filter((file) => file.lines > MAX_LINES)
     .map((file) => `${file.path}: ${file.lines} lines`);
