@@ -203,6 +203,10 @@ const HEADERS = [
   "Content-Length\0: 3",
   "Transfer-Encoding\t: chunked",
   "Content-Length: 03",
+  "X-\u00e9: 1",
+  `${PEER_HEADER}\0: 10.9.8.7`,
+  `${PEER_HEADER}\t: 10.9.8.7`,
+  "Transfer-Encoding: chunked, chunked",
 ];
 const REQUEST_LINES = [
   "GET /a HTTP/1.1",
