@@ -92,7 +92,15 @@ export class SessionTools implements ApprovalWaiter {
     try {
       const judged = this.server.transport === "aggregate" ||
         this.server.toolChanges !== "allow";
-      const verdicts = await Promise.all(tools.map(async (tool) => {
+      // Past the records a server may have, entries cost nothing: a list of 80,000 names once
+      // took a second of the gateway per listing, after the cap had stopped the storage.
+      // (An aggregate's pages are smaller, and each member has its own cap.)
+      const reviewed = this.server.transport === "aggregate"
+        ? tools.length
+        : Math.min(tools.length, this.integrity.toolsPerServer);
+      if (reviewed < tools.length) this.integrity.pastCap(this.server.name);
+      const verdicts = await Promise.all(tools.map(async (tool, index) => {
+        if (index >= reviewed) return !judged;
         // Not a tool any client may take (MCP: an object with a string name); not served
         // unreviewed where changes are held.
         if (!isObject(tool) || typeof tool.name !== "string") return !judged;

@@ -312,3 +312,29 @@ Deno.test("SessionTools of a session that ends while its list is reviewed does n
     h.store.close();
   }
 });
+
+Deno.test("SessionTools reviews no more entries of a list than the server may have records: the rest cost nothing", async () => {
+  const vendor = backend("vendor");
+  const h = await harness([vendor], 3);
+  try {
+    let reviews = 0;
+    const review = h.integrity.review.bind(h.integrity);
+    h.integrity.review = (...args) => {
+      reviews++;
+      return review(...args);
+    };
+    const tools = new SessionTools(h.integrity, vendor);
+    const flood = Array.from({ length: 1_000 }, (_, i) => ({ ...SEARCH, name: `t${i}` }));
+    const reviewed = await tools.reviewList(list(flood));
+    assert.equal(reviews, 3);
+    assert.equal(
+      (reviewed.result!.tools as unknown[]).length,
+      3,
+      "first sight: the three it judged",
+    );
+    assert.match(h.logs.join("\n"), /more tools than tool integrity records/);
+    tools.close();
+  } finally {
+    h.store.close();
+  }
+});

@@ -219,7 +219,7 @@ export class ToolIntegrity {
       return { owner, digest, approved: true, recorded: true };
     }
     const creating = this.#creating.get(serverName) ?? 0;
-    const cap = this.options.toolsPerServer ?? DEFAULT_TOOLS_PER_SERVER;
+    const cap = this.toolsPerServer;
     const unrecordable = owner.tool.length > MAX_RECORDED_NAME
       ? "name"
       : !known && state.tools.size + creating >= cap
@@ -257,6 +257,16 @@ export class ToolIntegrity {
       });
     }
     return { owner, digest, approved: observed.approved, recorded: true };
+  }
+
+  /** Tool records kept per server (`limits.toolsPerServer`). */
+  get toolsPerServer(): number {
+    return this.options.toolsPerServer ?? DEFAULT_TOOLS_PER_SERVER;
+  }
+
+  /** A list of `server` had more entries than it may have records: the rest went unjudged. */
+  pastCap(server: string): void {
+    this.#reportUnrecorded(server, "count", this.toolsPerServer);
   }
 
   #reportUnrecorded(server: string, why: "name" | "count", cap: number): void {
