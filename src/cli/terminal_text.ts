@@ -5,8 +5,8 @@
  * reorder what follows them on screen (U+202E shows "read ~/.ssh" backwards, U+2066…U+2069 move
  * whole runs), so both are shown as "?".
  */
-// deno-lint-ignore no-control-regex
 const UNSHOWABLE =
+  // deno-lint-ignore no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 export function printable(text: string): string {

@@ -4,6 +4,7 @@ import { diffText, recordsTable } from "./tools_format.ts";
 
 /** What a terminal would act on rather than show: controls, and bidirectional reordering. */
 const UNSHOWN =
+  // deno-lint-ignore no-control-regex
   /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 Deno.test("diffText() and recordsTable() show no character that moves, erases or reorders what the operator reads", () => {
