@@ -76,18 +76,10 @@ async function openConfiguredStore(config: ResolvedConfig) {
 }
 
 async function main(args: string[]): Promise<number> {
-  if (args[0] === "grants") {
-    return await runGrantsCommand(args.slice(1), {
-      loadConfig: load,
-      openStore: openConfiguredStore,
-      clock: systemClock,
-      defaultConfigPath: env("GATEHOUSE_CONFIG") ?? "./config.yaml",
-      out: (line) => console.log(line),
-      err: (line) => console.error(line),
-    });
-  }
-  if (args[0] === "tools") {
-    return await runToolsCommand(args.slice(1), {
+  // The operator commands work on the running gateway's storage beside it.
+  const operator = new Map([["grants", runGrantsCommand], ["tools", runToolsCommand]]).get(args[0]);
+  if (operator) {
+    return await operator(args.slice(1), {
       loadConfig: load,
       openStore: openConfiguredStore,
       clock: systemClock,
