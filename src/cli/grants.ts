@@ -11,6 +11,7 @@ import { ClientDirectory } from "../oauth/client_directory.ts";
 import { GrantAdmin, type GrantSelector } from "../oauth/grant_admin.ts";
 import { GrantStore } from "../oauth/grants.ts";
 import type { Store } from "../store/store.ts";
+import { onStorage, type OperatorCommandDeps, splitFlag } from "./operator_command.ts";
 import { grantsJson, grantsTable } from "./grants_format.ts";
 
 export const GRANTS_USAGE = `Usage:
@@ -31,16 +32,8 @@ Exit codes: 0 ok (also when nothing matched: there was nothing left to revoke),
 
 export const GRANTS_EXIT = { ok: 0, usage: 64, invalidConfig: 78, runtime: 3 } as const;
 
-export interface GrantsCommandDeps {
-  /** The configuration at `path`, or undefined once the loader has printed why not. */
-  loadConfig(path: string): Promise<ResolvedConfig | undefined>;
-  /** The configured storage; throws with a sentence saying what is wrong. */
-  openStore(config: ResolvedConfig): Promise<Store>;
-  clock: Clock;
-  defaultConfigPath: string;
-  out(line: string): void;
-  err(line: string): void;
-}
+/** What main.ts hands the command. */
+export type GrantsCommandDeps = OperatorCommandDeps;
 
 interface GrantsCommand {
   action: "list" | "revoke" | "help";
@@ -61,9 +54,7 @@ export function parseGrantsArgs(args: string[], defaultConfigPath: string): Gran
   command.action = action;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg, undefined];
+    const [flag, inline] = splitFlag(arg);
     const value = () => inline ?? rest[++i];
     if (flag === "--help" || flag === "-h") return { ...command, action: "help" };
     if (flag === "--json") {
@@ -110,14 +101,7 @@ export async function runGrantsCommand(args: string[], deps: GrantsCommandDeps):
     );
     return GRANTS_EXIT.invalidConfig;
   }
-  let store: Store;
-  try {
-    store = await deps.openStore(config);
-  } catch (error) {
-    deps.err(`gatehouse grants: cannot open the storage ${config.storage}: ${describe(error)}`);
-    return GRANTS_EXIT.runtime;
-  }
-  try {
+  return await onStorage("grants", config, deps, async (store) => {
     const admin = grantAdmin(config, store, deps.clock);
     await admin.indexLegacyGrants();
     const selector = command.selector!;
@@ -140,16 +124,7 @@ export async function runGrantsCommand(args: string[], deps: GrantsCommandDeps):
       deps.err(`no live grants${"all" in selector ? "" : ` for ${describeSelector(selector)}`}`);
     }
     return GRANTS_EXIT.ok;
-  } catch (error) {
-    deps.err(
-      `gatehouse grants: the storage failed: ${
-        describe(error)
-      }; if the gateway is busy writing, run the command again`,
-    );
-    return GRANTS_EXIT.runtime;
-  } finally {
-    store.close();
-  }
+  });
 }
 
 function grantAdmin(config: ResolvedConfig, store: Store, clock: Clock): GrantAdmin {
@@ -175,10 +150,6 @@ function describeSelector(selector: GrantSelector): string {
   if ("client" in selector) return `--client ${selector.client}`;
   if ("grant" in selector) return `--grant ${selector.grant}`;
   return "any grant";
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function isAddress(text: string): boolean {

@@ -7,9 +7,8 @@
  * clock and the output.
  */
 import type { ResolvedConfig } from "../config/types.ts";
-import type { Clock } from "../core/clock.ts";
 import { ToolLedger, type ToolRecord } from "../mcp/tool_ledger.ts";
-import type { Store } from "../store/store.ts";
+import { onStorage, type OperatorCommandDeps, splitFlag } from "./operator_command.ts";
 import { diffText, recordsJson, recordsTable } from "./tools_format.ts";
 
 export const TOOLS_USAGE = `Usage:
@@ -35,16 +34,8 @@ configuration, 3 storage unusable, 1 nothing held to approve where asked.`;
 
 export const TOOLS_EXIT = { ok: 0, nothing: 1, usage: 64, invalidConfig: 78, runtime: 3 } as const;
 
-export interface ToolsCommandDeps {
-  /** The configuration at `path`, or undefined once the loader has printed why not. */
-  loadConfig(path: string): Promise<ResolvedConfig | undefined>;
-  /** The configured storage; throws with a sentence saying what is wrong. */
-  openStore(config: ResolvedConfig): Promise<Store>;
-  clock: Clock;
-  defaultConfigPath: string;
-  out(line: string): void;
-  err(line: string): void;
-}
+/** What main.ts hands the command. */
+export type ToolsCommandDeps = OperatorCommandDeps;
 
 interface ToolsCommand {
   action: "list" | "diff" | "approve" | "help";
@@ -74,9 +65,7 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
   const names: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg, undefined];
+    const [flag, inline] = splitFlag(arg);
     if (flag === "--help" || flag === "-h") return { ...command, action: "help" };
     if (flag === "--json" && action !== "approve") command.json = true;
     else if (flag === "--held" && action === "list") command.held = true;
@@ -125,14 +114,7 @@ export async function runToolsCommand(args: string[], deps: ToolsCommandDeps): P
     deps.err(`gatehouse tools: ${problem}`);
     return TOOLS_EXIT.usage;
   }
-  let store: Store;
-  try {
-    store = await deps.openStore(config);
-  } catch (error) {
-    deps.err(`gatehouse tools: cannot open the storage ${config.storage}: ${describe(error)}`);
-    return TOOLS_EXIT.runtime;
-  }
-  try {
+  return await onStorage("tools", config, deps, async (store) => {
     const ledger = new ToolLedger(store, deps.clock);
     if (command.action === "approve") return await approve(ledger, command, deps);
     let records = await ledger.records(command.server);
@@ -143,16 +125,7 @@ export async function runToolsCommand(args: string[], deps: ToolsCommandDeps): P
     else if (command.action === "list") deps.out(recordsTable(records));
     else deps.out(records.map(diffText).join("\n\n"));
     return TOOLS_EXIT.ok;
-  } catch (error) {
-    deps.err(
-      `gatehouse tools: the storage failed: ${
-        describe(error)
-      }; if the gateway is busy writing, run the command again`,
-    );
-    return TOOLS_EXIT.runtime;
-  } finally {
-    store.close();
-  }
+  });
 }
 
 async function approve(ledger: ToolLedger, command: ToolsCommand, deps: ToolsCommandDeps) {
@@ -204,8 +177,4 @@ function serverProblem(config: ResolvedConfig, server: string): string | undefin
     }) and the tool without the member's prefix`;
   }
   return undefined;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
