@@ -32,10 +32,10 @@ export interface FramingResult {
   /** Bytes to pass on to the server, in order. */
   forward: Uint8Array[];
   /**
-   * Set when the bytes cannot be a valid request: answer with this and close. When
-   * `afterAnswers` is set, `forward` holds whole requests that came first in the same bytes, the
-   * last one asking the server to close once it has answered: the refusal comes after those
-   * answers.
+   * Set when the bytes cannot be a valid request: answer with this and close. `forward` then
+   * holds nothing of the refused request, only what came before it. When `afterAnswers` is set,
+   * it ends with whole requests, the last one asking the server to close once it has answered:
+   * the refusal comes after those answers.
    */
   error?: FramingError;
   afterAnswers?: boolean;
@@ -102,9 +102,11 @@ export class RequestFraming {
 
   push(chunk: Uint8Array): FramingResult {
     const result: FramingResult = { forward: [], heads: 0 };
-    // The last request these bytes completed whose head is among them too: if a refusal comes
-    // after it, it goes on asking the server to close, and the refusal waits for its answer.
-    let whole = { forward: 0, heads: 0, head: -1 };
+    // Where the last request these bytes completed ends (from the start when they begin
+    // between requests), and its head if that came in them too. On a refusal only what comes
+    // before it goes on, so that nothing of the refused request reaches the server; a head
+    // among them goes on asking the server to close, and the refusal waits for its answer.
+    let whole = this.phase === "idle" ? { forward: 0, heads: 0, head: -1 } : undefined;
     let head = -1;
     let at = 0;
     while (at < chunk.length && !result.error) {
@@ -115,15 +117,17 @@ export class RequestFraming {
         at = this.#headPart(chunk, at, result);
         if (result.heads > heads) head = result.forward.length - 1;
       }
-      if ((this.phase as FramingPhase) === "idle" && !result.error && head >= 0) {
+      if ((this.phase as FramingPhase) === "idle" && !result.error) {
         whole = { forward: result.forward.length, heads: result.heads, head };
       }
     }
-    if (result.error && whole.heads > 0) {
+    if (result.error && whole) {
       result.forward.length = whole.forward;
-      result.forward[whole.head] = withCloseLine(result.forward[whole.head]);
       result.heads = whole.heads;
-      result.afterAnswers = true;
+      if (whole.head >= 0) {
+        result.forward[whole.head] = withCloseLine(result.forward[whole.head]);
+        result.afterAnswers = true;
+      }
     }
     return result;
   }

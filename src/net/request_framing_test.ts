@@ -180,3 +180,30 @@ Deno.test("RequestFraming.push() reads framing header names in any case and thei
   const long = feed(`POST / HTTP/1.1\r\nContent-Length: ${"1".repeat(16)}\r\n\r\n`, 9);
   assert.match(long.error?.reason ?? "", /not a number/);
 });
+
+Deno.test("RequestFraming.push() passes on nothing of a refused request, only the whole ones before it", () => {
+  const text = (parts: Uint8Array[]) => parts.map((part) => decoder.decode(part)).join("");
+  // The refused request's head came in the same bytes, before its body broke the framing.
+  const framing = new RequestFraming("192.0.2.7");
+  assert.equal(framing.push(encoder.encode("GET /one HTTP/1.1\r\n\r\n")).heads, 1);
+  const broken = framing.push(
+    encoder.encode("POST /two HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\nX"),
+  );
+  assert.match(broken.error?.reason ?? "", /CRLF/);
+  assert.equal(text(broken.forward), "", "the head of /two is not passed on");
+  assert.equal(broken.heads, 0);
+  // A body begun in earlier bytes ends in these, then a refused head: the body's end goes on.
+  const body = new RequestFraming("192.0.2.7");
+  body.push(encoder.encode("POST /a HTTP/1.1\r\nContent-Length: 4\r\n\r\nab"));
+  const refused = body.push(
+    encoder.encode(
+      "cdPOST /b HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /c HTTP/1.1\nX: 1\r\n\r\n",
+    ),
+  );
+  assert.match(refused.error?.reason ?? "", /LF alone/);
+  assert.equal(
+    text(refused.forward),
+    `cdPOST /b HTTP/1.1\r\nconnection: close\r\n${PEER_HEADER}: 192.0.2.7\r\nContent-Length: 3\r\n\r\nabc`,
+  );
+  assert.equal(refused.afterAnswers, true);
+});

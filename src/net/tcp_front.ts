@@ -288,9 +288,10 @@ export class TcpFront {
         if (result.error && !result.afterAnswers) {
           if (!connection.forwardedAny) return await this.#refuseRequest(connection, result.error);
           // Requests went through in earlier reads and may still be answering: closing now
-          // lost their answers (a call that ran, its result never seen). What they left of
-          // this read goes on, then a head the server refuses: it answers those requests,
-          // then 400 in the refused one's place, and closes; nothing more is read from here.
+          // lost their answers (a call that ran, its result never seen). What of them ended
+          // in this read goes on (nothing of the refused one), then a head the server refuses:
+          // it answers those requests, then 400 in the refused one's place, and closes;
+          // nothing more is read from here.
           await writeAll(upstream, concatBytes([...result.forward, SERVER_REFUSES]));
           framing.phase = "idle";
           return;
