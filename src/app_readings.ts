@@ -7,7 +7,7 @@ import type { ServerName } from "./core/ids.ts";
 import type { DiscoveryCache } from "./mcp/aggregate/cache.ts";
 import type { ProcessPool } from "./mcp/backends/process_pool.ts";
 import { liveChildren } from "./mcp/backends/spawner.ts";
-import type { SessionRegistry } from "./mcp/sessions.ts";
+import type { SessionRegistry } from "./mcp/sessions/sessions.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
 
 /** What is read when scraped: open sessions, backend processes, aggregate cache lookups. */

@@ -13,15 +13,18 @@ const MAY_IMPORT: Record<string, string[]> = {
   "app_auth_server.ts": ["*"],
   "app_readings.ts": ["*"],
   "serve.ts": ["*"],
-  "cli": ["config", "core", "mcp", "oauth", "store", "version.ts"],
+  "cli": ["config", "core", "mcp/tools", "oauth", "store", "version.ts"],
   "http": [
     "config",
     "core",
     "credentials",
     "crypto",
     "idp",
-    "mcp",
     "mcp/front",
+    "mcp/protocol",
+    "mcp/sessions",
+    "mcp/stateless",
+    "mcp/tools",
     "oauth",
     "observability",
     "policy",
@@ -29,24 +32,62 @@ const MAY_IMPORT: Record<string, string[]> = {
     "web",
   ],
   "web": ["config", "core", "credentials", "crypto", "idp", "oauth", "observability", "store"],
-  "mcp/front": ["config", "core", "mcp", "mcp/translate", "observability", "sdk.ts"],
-  "mcp": [
+  "mcp/front": [
+    "config",
+    "core",
+    "mcp/protocol",
+    "mcp/sessions",
+    "mcp/stateless",
+    "mcp/translate",
+    "observability",
+    "sdk.ts",
+  ],
+  // A 2026 client's links are sessions of their own kind: stateless may use sessions, never the
+  // other way round; both use tools; tools know nothing of either.
+  "mcp/stateless": [
     "config",
     "core",
     "credentials",
     "crypto",
     "mcp/backends",
+    "mcp/protocol",
+    "mcp/sessions",
+    "mcp/tools",
     "mcp/translate",
     "observability",
     "sdk.ts",
     "store",
     "version.ts",
   ],
+  "mcp/sessions": [
+    "config",
+    "core",
+    "credentials",
+    "crypto",
+    "mcp/backends",
+    "mcp/protocol",
+    "mcp/tools",
+    "mcp/translate",
+    "observability",
+    "sdk.ts",
+    "store",
+    "version.ts",
+  ],
+  "mcp/tools": [
+    "config",
+    "core",
+    "crypto",
+    "mcp/protocol",
+    "mcp/translate",
+    "observability",
+    "sdk.ts",
+    "store",
+  ],
   "mcp/aggregate": [
     "config",
     "core",
-    "mcp:leaf",
     "mcp/backends",
+    "mcp/protocol",
     "observability",
     "sdk.ts",
     "version.ts",
@@ -54,13 +95,16 @@ const MAY_IMPORT: Record<string, string[]> = {
   "mcp/backends": [
     "config",
     "core",
-    "mcp:leaf",
+    "mcp/protocol",
     "mcp/translate",
     "net",
     "observability",
     "sdk.ts",
   ],
-  "mcp/translate": ["core", "crypto", "mcp:leaf", "sdk.ts"],
+  "mcp/translate": ["core", "crypto", "mcp/protocol", "sdk.ts"],
+  // JSON-RPC, the protocol revisions and the credential errors: the protocol as every MCP folder
+  // speaks it, knowing nothing of sessions.
+  "mcp/protocol": ["core", "crypto", "sdk.ts"],
   "net": ["config", "core", "crypto", "observability", "store"],
   "oauth": ["core", "crypto", "store"],
   "policy": ["config", "core"],
@@ -74,9 +118,6 @@ const MAY_IMPORT: Record<string, string[]> = {
   "sdk.ts": [],
   "version.ts": [],
 };
-
-/** The files of src/mcp/ that speak the protocol and know nothing of sessions. */
-const MCP_LEAVES = new Set(["jsonrpc.ts", "protocol_versions.ts", "credential_errors.ts"]);
 
 const MAX_LINES = 400;
 
@@ -97,7 +138,7 @@ async function sources(dir = "src"): Promise<SourceFile[]> {
   return found;
 }
 
-/** `src/mcp/front/x.ts` → `mcp/front`; `src/mcp/x.ts` → `mcp`; `src/app.ts` → `app.ts`. */
+/** `src/mcp/front/x.ts` → `mcp/front`; `src/app.ts` → `app.ts`. */
 function folderOf(path: string): string {
   const parts = path.split("/").slice(1);
   if (parts.length === 1) return parts[0];
@@ -121,8 +162,6 @@ Deno.test("each folder of src/ imports only what docs/architecture.md allows it"
       if (!target.startsWith("src/")) continue;
       const to = folderOf(target);
       if (to === from || allowed.includes("*") || allowed.includes(to)) continue;
-      const leaf = to === "mcp" && MCP_LEAVES.has(target.split("/").pop()!);
-      if (leaf && allowed.includes("mcp:leaf")) continue;
       breaches.push(`${file.path} imports ${target}`);
     }
   }
@@ -217,4 +256,10 @@ Deno.test("importCircles() names a circle of type-only imports too", () => {
   assert.deepEqual(importCircles(files), [
     "src/mcp/a.ts → src/mcp/b.ts → src/mcp/front/c.ts → src/mcp/a.ts",
   ]);
+});
+
+Deno.test("src/mcp/ keeps its files in folders named by concern, none loose at its root", async () => {
+  const loose = (await sources()).map((file) => file.path)
+    .filter((path) => path.split("/").length === 3 && path.startsWith("src/mcp/"));
+  assert.deepEqual(loose, []);
 });

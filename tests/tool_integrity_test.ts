@@ -23,7 +23,7 @@ import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { waitUntil } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-import { FRESH_MS } from "../src/mcp/tool_integrity.ts";
+import { FRESH_MS } from "../src/mcp/tools/tool_integrity.ts";
 
 const TOKEN = "integrity-token-0123456789abcdef";
 const VERSION = "2026-07-28";

@@ -9,7 +9,7 @@ import { BENCH_TOKEN, ROOT, startGateway, stdioServer } from "../lib/gateway.ts"
 import { type LoadResult, medianOf, openSession, request, runLoad } from "../lib/load.ts";
 import { startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
-import { traceRequest } from "../../src/mcp/request_trace.ts";
+import { traceRequest } from "../../src/mcp/sessions/request_trace.ts";
 import { userId } from "../../src/core/ids.ts";
 import { nameHttpSpan, TRACING, withTraceHeaders } from "../../src/observability/tracing.ts";
 

@@ -7,7 +7,7 @@
  * clock and the output.
  */
 import type { ResolvedConfig } from "../config/types.ts";
-import { ToolLedger, type ToolRecord } from "../mcp/tool_ledger.ts";
+import { ToolLedger, type ToolRecord } from "../mcp/tools/tool_ledger.ts";
 import { onStorage, type OperatorCommandDeps, splitFlag } from "./operator_command.ts";
 import { diffText, recordsJson, recordsTable } from "./tools_format.ts";
 

@@ -1,5 +1,5 @@
 /** How `gatehouse tools` prints tool records: a table and diffs for people, JSON for scripts. */
-import type { ToolRecord } from "../mcp/tool_ledger.ts";
+import type { ToolRecord } from "../mcp/tools/tool_ledger.ts";
 import { printable } from "./terminal_text.ts";
 
 function minute(ms: number | undefined): string {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ToolRecord } from "../mcp/tool_ledger.ts";
+import type { ToolRecord } from "../mcp/tools/tool_ledger.ts";
 import { diffText, recordsTable } from "./tools_format.ts";
 
 /** What a terminal would act on rather than show: controls, and bidirectional reordering. */

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { parseConfigText } from "../config/load.ts";
 import { systemClock } from "../core/clock.ts";
 import { openKvStore } from "../store/kv.ts";
-import { ToolLedger } from "../mcp/tool_ledger.ts";
-import { definitionOf, digestOf } from "../mcp/tool_definitions.ts";
+import { ToolLedger } from "../mcp/tools/tool_ledger.ts";
+import { definitionOf, digestOf } from "../mcp/tools/tool_definitions.ts";
 import { parseToolsArgs, runToolsCommand, TOOLS_EXIT } from "./tools.ts";
 
 Deno.test("gatehouse tools approve --digest refuses a definition the server changed again after the diff", async () => {

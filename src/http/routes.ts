@@ -15,8 +15,8 @@ import {
   handleStreamableGet,
   handleStreamablePost,
 } from "../mcp/front/streamable.ts";
-import type { SessionRegistry } from "../mcp/sessions.ts";
-import type { StatelessLinks } from "../mcp/stateless_links.ts";
+import type { SessionRegistry } from "../mcp/sessions/sessions.ts";
+import type { StatelessLinks } from "../mcp/stateless/stateless_links.ts";
 import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import type { Policies } from "../policy/server_policy.ts";

@@ -10,7 +10,7 @@ import type { Deadlines } from "../../core/deadlines.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
 import type { Backend } from "../backends/connect.ts";
-import { classify, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
+import { classify, RpcErrorCode, type RpcRequest } from "../protocol/jsonrpc.ts";
 import type { DiscoveryCache } from "./cache.ts";
 import { Discovery } from "./discovery.ts";
 import { listPage } from "./lists.ts";

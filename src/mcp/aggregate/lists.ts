@@ -2,7 +2,7 @@
  * The aggregate's merged lists as its client sees them: one page of a merged list per
  * request, and which list_changed notice stands for which list, both ways.
  */
-import { RpcErrorCode } from "../jsonrpc.ts";
+import { RpcErrorCode } from "../protocol/jsonrpc.ts";
 import { type ListKind, LISTS, page } from "./catalog.ts";
 import type { Discovery } from "./discovery.ts";
 import { MemberError } from "./member.ts";

@@ -10,7 +10,7 @@ import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { CredentialRequiredError } from "../../core/credential_required.ts";
 import type { Backend } from "../backends/connect.ts";
-import { classify, type RequestId } from "../jsonrpc.ts";
+import { classify, type RequestId } from "../protocol/jsonrpc.ts";
 
 export type MemberState = "idle" | "connecting" | "ready" | "down";
 

@@ -10,9 +10,12 @@ import type { Deadlines } from "../../core/deadlines.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { VERSION } from "../../version.ts";
 import type { Backend } from "../backends/connect.ts";
-import { credentialRpcError, supportsUrlElicitation } from "../credential_errors.ts";
-import { RpcErrorCode } from "../jsonrpc.ts";
-import { LATEST_SESSION_PROTOCOL_VERSION, negotiateProtocolVersion } from "../protocol_versions.ts";
+import { credentialRpcError, supportsUrlElicitation } from "../protocol/credential_errors.ts";
+import { RpcErrorCode } from "../protocol/jsonrpc.ts";
+import {
+  LATEST_SESSION_PROTOCOL_VERSION,
+  negotiateProtocolVersion,
+} from "../protocol/protocol_versions.ts";
 import type { DiscoveryCache } from "./cache.ts";
 import { LISTS, unionCapabilities } from "./catalog.ts";
 import { withTimeout } from "./discovery.ts";

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { idKey, type RequestId, type RpcResponse } from "../jsonrpc.ts";
+import { idKey, type RequestId, type RpcResponse } from "../protocol/jsonrpc.ts";
 import type { DiscoveryCache } from "./cache.ts";
 import { type ListKind, LISTS } from "./catalog.ts";
 import type { Discovery } from "./discovery.ts";

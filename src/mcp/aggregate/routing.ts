@@ -3,7 +3,7 @@
  * (sent on under the member's own name), a resource or completion by URI or prompt, the
  * logging level to every member that logs; and the client's cancellation of a call in flight.
  */
-import { idKey, type RequestId, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
+import { idKey, type RequestId, RpcErrorCode, type RpcRequest } from "../protocol/jsonrpc.ts";
 import type { Discovery } from "./discovery.ts";
 import { MemberError, type MemberLink } from "./member.ts";
 import type { Members } from "./members.ts";

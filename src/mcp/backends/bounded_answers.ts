@@ -17,7 +17,7 @@
  */
 import { GatehouseError } from "../../core/errors.ts";
 import { headerOf } from "../../net/http1_response.ts";
-import { errorResponse, type RequestId, RpcErrorCode } from "../jsonrpc.ts";
+import { errorResponse, type RequestId, RpcErrorCode } from "../protocol/jsonrpc.ts";
 import { AT_ITS_END, DroppedAnswers } from "./dropped_answers.ts";
 import { OVERSIZED, SseFramer } from "./sse_frames.ts";
 

@@ -8,7 +8,7 @@
  * another numbering, and must never answer a client's. An event that cannot be placed is only
  * told of; the request it answered then meets its timeout.
  */
-import type { RequestId } from "../jsonrpc.ts";
+import type { RequestId } from "../protocol/jsonrpc.ts";
 import type { DropWatcher } from "./sse_frames.ts";
 
 const decoder = new TextDecoder();

@@ -26,7 +26,7 @@ import type { Clock } from "../../core/clock.ts";
 import { headerOf } from "../../net/http1_response.ts";
 import type { SecretMask } from "../../observability/mask.ts";
 import { type JSONRPCMessage, StreamableHTTPError, type Transport } from "../../sdk.ts";
-import { classify, idKey, type RequestId, whyNotJsonRpc } from "../jsonrpc.ts";
+import { classify, idKey, type RequestId, whyNotJsonRpc } from "../protocol/jsonrpc.ts";
 import {
   type AnswerLimits,
   BackendAnswerError,

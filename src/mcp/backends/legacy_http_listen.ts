@@ -9,7 +9,7 @@
  * a POST's answer ends once every response it was awaited for has come.
  */
 import type { Clock, Timer } from "../../core/clock.ts";
-import type { RequestId } from "../jsonrpc.ts";
+import type { RequestId } from "../protocol/jsonrpc.ts";
 import { SseEventReader } from "./sse_answers.ts";
 
 /** The requests an answer still owes responses to, by `idKey`. */

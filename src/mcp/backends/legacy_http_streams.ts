@@ -7,7 +7,13 @@
  */
 import type { SecretMask } from "../../observability/mask.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { classify, errorResponse, idKey, RpcErrorCode, whyNotJsonRpc } from "../jsonrpc.ts";
+import {
+  classify,
+  errorResponse,
+  idKey,
+  RpcErrorCode,
+  whyNotJsonRpc,
+} from "../protocol/jsonrpc.ts";
 import { answerTooLargeMessage } from "./bounded_answers.ts";
 import { type AnswerLimits, BackendAnswerError, readEvents } from "./legacy_http_answers.ts";
 import { type Awaiting, Listener, type ListenOptions } from "./legacy_http_listen.ts";

@@ -17,7 +17,7 @@ import {
   RpcErrorCode,
   type RpcNotification,
   type RpcRequest,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import { initializeFromDiscover } from "../translate/discover.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 import {

@@ -18,7 +18,7 @@ import {
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import type { Json } from "../translate/json_shape.ts";
 import { messageFor2026Backend, type SessionMeta } from "../translate/request_meta.ts";
 import { responseFor2025 } from "../translate/results.ts";

@@ -9,13 +9,18 @@
 import { GatehouseError } from "../../core/errors.ts";
 import { headerOf } from "../../net/http1_response.ts";
 import type { SecretMask } from "../../observability/mask.ts";
-import { classify, type RpcNotification, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
+import {
+  classify,
+  type RpcNotification,
+  type RpcRequest,
+  type RpcResponse,
+} from "../protocol/jsonrpc.ts";
 import {
   encodeHeaderValue,
   MetaKey,
   ModernHeader,
   NAME_HEADER_SOURCE,
-} from "../protocol_versions.ts";
+} from "../protocol/protocol_versions.ts";
 import { SseEventReader } from "./sse_answers.ts";
 import {
   CallAbandoned,

@@ -7,7 +7,12 @@
  * ignored.
  */
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { idKey, RpcErrorCode, type RpcNotification, type RpcResponse } from "../jsonrpc.ts";
+import {
+  idKey,
+  RpcErrorCode,
+  type RpcNotification,
+  type RpcResponse,
+} from "../protocol/jsonrpc.ts";
 import {
   clientRequestsFor2025,
   elicitationCompletions,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import type { RpcRequest } from "../jsonrpc.ts";
+import type { RpcRequest } from "../protocol/jsonrpc.ts";
 import { InputRelay } from "./modern_inputs.ts";
 
 const URL_ASK = { mode: "url", message: "Connect", url: "https://idp.example/connect" };

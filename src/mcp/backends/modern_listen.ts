@@ -8,8 +8,8 @@
  */
 import { type Clock, type Timer, waitAtMost } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
-import type { RpcNotification } from "../jsonrpc.ts";
-import { MetaKey } from "../protocol_versions.ts";
+import type { RpcNotification } from "../protocol/jsonrpc.ts";
+import { MetaKey } from "../protocol/protocol_versions.ts";
 import { type Json, metaOf } from "../translate/json_shape.ts";
 import { messageFor2026Backend, type SessionMeta } from "../translate/request_meta.ts";
 import {

@@ -16,8 +16,8 @@ import {
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "../jsonrpc.ts";
-import { MetaKey } from "../protocol_versions.ts";
+} from "../protocol/jsonrpc.ts";
+import { MetaKey } from "../protocol/protocol_versions.ts";
 
 /** What a cancellation carries of its request's envelope (a log level has nothing to say). */
 const CANCEL_META_KEYS = [MetaKey.protocolVersion, MetaKey.clientCapabilities, MetaKey.clientInfo];

@@ -5,7 +5,7 @@
  * the call (400, -32020) when it is missing. The gateway calls such a backend as a 2026 client,
  * so it keeps the marks it has seen in the backend's `tools/list` answers.
  */
-import { encodeHeaderValue } from "../protocol_versions.ts";
+import { encodeHeaderValue } from "../protocol/protocol_versions.ts";
 
 /** One marked property: where it sits in `arguments`, and the header's name. */
 export interface HeaderMark {

@@ -4,7 +4,7 @@
  * it is not running); closing leaves it, which cancels only this session's calls.
  */
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
-import type { RequestId } from "../jsonrpc.ts";
+import type { RequestId } from "../protocol/jsonrpc.ts";
 
 /** What a port needs of its process (shared_process.ts). */
 export interface PortHost {

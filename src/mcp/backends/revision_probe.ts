@@ -9,8 +9,11 @@
 import type { BackendProtocol, BackendServerConfig } from "../../config/types.ts";
 import type { Clock } from "../../core/clock.ts";
 import { StreamableHTTPError } from "../../sdk.ts";
-import { classify, type RequestId, type RpcResponse } from "../jsonrpc.ts";
-import { isModernProtocolVersion, MODERN_PROTOCOL_VERSIONS } from "../protocol_versions.ts";
+import { classify, type RequestId, type RpcResponse } from "../protocol/jsonrpc.ts";
+import {
+  isModernProtocolVersion,
+  MODERN_PROTOCOL_VERSIONS,
+} from "../protocol/protocol_versions.ts";
 import { pickModernVersion } from "../translate/discover.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 import { messageFor2026Backend, sessionMetaFromInitialize } from "../translate/request_meta.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { BackendServerConfig } from "../../config/types.ts";
 import type { ServerName } from "../../core/ids.ts";
 import { StreamableHTTPError } from "../../sdk.ts";
-import type { RpcResponse } from "../jsonrpc.ts";
+import type { RpcResponse } from "../protocol/jsonrpc.ts";
 import {
   httpRefusal,
   type ProbeOutcome,

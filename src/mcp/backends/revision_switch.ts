@@ -15,7 +15,7 @@ import type { BackendProtocol } from "../../config/types.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
-import { classify, errorResponse, type RpcRequest, type RpcResponse } from "../jsonrpc.ts";
+import { classify, errorResponse, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.ts";
 import { ModernBackend } from "./modern_backend.ts";
 import type { ModernWire } from "./modern_wire.ts";
 import {

@@ -5,7 +5,7 @@
  * everyone's process the `tasks` capability is not shown, task requests are refused, and a
  * call asked to run as a task runs as a plain call.
  */
-import { errorResponse, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
+import { errorResponse, RpcErrorCode, type RpcRequest } from "../protocol/jsonrpc.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 
 /** The process's `initialize` result as a session on everyone's process sees it. */

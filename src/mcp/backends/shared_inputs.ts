@@ -12,7 +12,7 @@ import {
   RpcErrorCode,
   type RpcNotification,
   type RpcRequest,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import type { ProcessPort } from "./process_port.ts";
 
 /** The client capability each request of the process needs. */

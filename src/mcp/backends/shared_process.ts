@@ -28,12 +28,12 @@ import {
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import {
   isSupportedProtocolVersion,
   LATEST_SESSION_PROTOCOL_VERSION,
   takesInput,
-} from "../protocol_versions.ts";
+} from "../protocol/protocol_versions.ts";
 import { ProgressTokens } from "../translate/progress_tokens.ts";
 import { ProcessPort } from "./process_port.ts";
 import { SharedInputs } from "./shared_inputs.ts";

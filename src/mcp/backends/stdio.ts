@@ -6,7 +6,7 @@
  */
 import { GatehouseError } from "../../core/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
-import { classify, whyNotJsonRpc } from "../jsonrpc.ts";
+import { classify, whyNotJsonRpc } from "../protocol/jsonrpc.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { SecretMask } from "../../observability/mask.ts";
 import { readLines } from "./lines.ts";

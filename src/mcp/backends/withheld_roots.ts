@@ -6,7 +6,7 @@
  * a `roots/list` from the backend is answered here and never reaches the client.
  */
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
-import { RpcErrorCode } from "../jsonrpc.ts";
+import { RpcErrorCode } from "../protocol/jsonrpc.ts";
 import { DelegatingTransport } from "./delegating.ts";
 
 export const ROOTS_WITHHELD =

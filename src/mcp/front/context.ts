@@ -6,13 +6,13 @@
 import type { ServerConfig } from "../../config/types.ts";
 import type { Principal } from "../../core/principal.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
-import type { Session } from "../session.ts";
-import { SessionLimitError, type SessionRegistry } from "../sessions.ts";
-import type { StatelessLinks } from "../stateless_links.ts";
+import { type RequestId, RpcErrorCode } from "../protocol/jsonrpc.ts";
+import type { Session } from "../sessions/session.ts";
+import { SessionLimitError, type SessionRegistry } from "../sessions/sessions.ts";
+import type { StatelessLinks } from "../stateless/stateless_links.ts";
 import { CredentialRequiredError } from "../../core/credential_required.ts";
-import { credentialRpcError, supportsUrlElicitation } from "../credential_errors.ts";
-import { errorResponse } from "../jsonrpc.ts";
+import { credentialRpcError, supportsUrlElicitation } from "../protocol/credential_errors.ts";
+import { errorResponse } from "../protocol/jsonrpc.ts";
 import { httpError, jsonResponse, rpcError } from "./http_util.ts";
 import type { SseEndReason, SseWriter } from "./sse.ts";
 

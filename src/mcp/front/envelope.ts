@@ -5,7 +5,7 @@
  * says what is wrong and what to send instead. `revision.ts` decides which checks run.
  */
 import { isObject } from "../translate/json_shape.ts";
-import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
+import { type RequestId, RpcErrorCode } from "../protocol/jsonrpc.ts";
 import {
   decodeHeaderValue,
   encodeHeaderValue,
@@ -18,7 +18,7 @@ import {
   REQUIRED_META_KEYS,
   servedProtocolVersions,
   SESSION_PROTOCOL_VERSIONS,
-} from "../protocol_versions.ts";
+} from "../protocol/protocol_versions.ts";
 
 /** The answer instead of a lane: HTTP `status` with a JSON-RPC error echoing `id`. */
 export interface Refusal {

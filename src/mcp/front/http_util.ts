@@ -1,7 +1,7 @@
 /** Small HTTP helpers the front transports share: bodies with a size cap, Accept, replies. */
 import { GatehouseError } from "../../core/errors.ts";
 import { readAllCapped } from "../../core/streams.ts";
-import { errorBody, type RequestId } from "../jsonrpc.ts";
+import { errorBody, type RequestId } from "../protocol/jsonrpc.ts";
 
 export class BodyTooLargeError extends GatehouseError<"body_too_large"> {
   constructor(message: string) {

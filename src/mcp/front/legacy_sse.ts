@@ -5,8 +5,8 @@
  * as long as the stream.
  */
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { RpcErrorCode } from "../jsonrpc.ts";
-import type { ClientChannel } from "../session.ts";
+import { RpcErrorCode } from "../protocol/jsonrpc.ts";
+import type { ClientChannel } from "../sessions/session.ts";
 import { parseSessionId } from "../../core/ids.ts";
 import { type FrontContext, holdStream, openSessionOrAnswer } from "./context.ts";
 import { BodyTooLargeError, httpError, readBodyLimited, rpcError } from "./http_util.ts";

@@ -8,10 +8,14 @@
  * gateway's to judge and pass unread. The marks come from the backend's own tool list
  * (link_tool_marks.ts).
  */
-import { decodeHeaderValue, encodeHeaderValue, ModernErrorCode } from "../protocol_versions.ts";
-import type { RequestId, RpcRequest } from "../jsonrpc.ts";
-import type { StatelessLink } from "../stateless_links.ts";
-import type { HeaderMark } from "../link_tool_marks.ts";
+import {
+  decodeHeaderValue,
+  encodeHeaderValue,
+  ModernErrorCode,
+} from "../protocol/protocol_versions.ts";
+import type { RequestId, RpcRequest } from "../protocol/jsonrpc.ts";
+import type { StatelessLink } from "../stateless/stateless_links.ts";
+import type { HeaderMark } from "../stateless/link_tool_marks.ts";
 import {
   headerMismatch,
   type HeaderReader,

@@ -1,5 +1,5 @@
 /** Turns a client's POST body into one JSON-RPC message, or the error response to send. */
-import { type Classified, classify, RpcErrorCode } from "../jsonrpc.ts";
+import { type Classified, classify, RpcErrorCode } from "../protocol/jsonrpc.ts";
 import { rpcError } from "./http_util.ts";
 import { isObject } from "../translate/json_shape.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../core/json_depth.ts";

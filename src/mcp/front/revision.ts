@@ -6,7 +6,12 @@
  * cross-check, in the order of the 2026-07-28 transport ("Backward Compatibility", "Server
  * Validation") as the v2 SDK applies it. Pure: no I/O.
  */
-import { type RequestId, RpcErrorCode, type RpcNotification, type RpcRequest } from "../jsonrpc.ts";
+import {
+  type RequestId,
+  RpcErrorCode,
+  type RpcNotification,
+  type RpcRequest,
+} from "../protocol/jsonrpc.ts";
 import {
   isModernProtocolVersion,
   isSupportedModernProtocolVersion,
@@ -17,7 +22,7 @@ import {
   NAME_HEADER_SOURCE,
   removedMethodReplacement,
   SESSION_PROTOCOL_VERSIONS,
-} from "../protocol_versions.ts";
+} from "../protocol/protocol_versions.ts";
 import {
   badClaim,
   envelopeProblem,

@@ -18,7 +18,7 @@ import {
   isCacheableMethod,
   isModernProtocolVersion,
   REMOVED_METHODS,
-} from "../protocol_versions.ts";
+} from "../protocol/protocol_versions.ts";
 
 const V = "2026-07-28";
 const PV = "io.modelcontextprotocol/protocolVersion";

@@ -4,9 +4,12 @@
  * without sessions (MCP 2026-07-28) can sit beside this one.
  */
 import { parseSessionId, type SessionId } from "../../core/ids.ts";
-import { type RequestId, RpcErrorCode } from "../jsonrpc.ts";
-import { isModernProtocolVersion, protocolVersionHeaderProblem } from "../protocol_versions.ts";
-import type { Session } from "../session.ts";
+import { type RequestId, RpcErrorCode } from "../protocol/jsonrpc.ts";
+import {
+  isModernProtocolVersion,
+  protocolVersionHeaderProblem,
+} from "../protocol/protocol_versions.ts";
+import type { Session } from "../sessions/session.ts";
 import type { FrontContext } from "./context.ts";
 import { rpcError } from "./http_util.ts";
 import { StreamableChannel } from "./streamable_channel.ts";

@@ -12,8 +12,8 @@ import {
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "../jsonrpc.ts";
-import type { HeldInput, LinkCall, StatelessLink } from "../stateless_links.ts";
+} from "../protocol/jsonrpc.ts";
+import type { HeldInput, LinkCall, StatelessLink } from "../stateless/stateless_links.ts";
 import type { HeaderReader } from "./envelope.ts";
 import { paramRefusal } from "./param_headers.ts";
 import { answersForBackend } from "../translate/input_answers.ts";
@@ -34,7 +34,7 @@ import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { FrontContext } from "./context.ts";
 import type { StatelessEnvelope } from "./revision.ts";
-import { ModernErrorCode } from "../protocol_versions.ts";
+import { ModernErrorCode } from "../protocol/protocol_versions.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 
 /** The answer to send the client, with its HTTP status. */

@@ -11,16 +11,16 @@
  * excepted: those are served from the link's one backend listen.
  */
 import { CredentialRequiredError } from "../../core/credential_required.ts";
-import { ModernErrorCode, takesInput } from "../protocol_versions.ts";
-import { errorBody, RpcErrorCode, type RpcResponse } from "../jsonrpc.ts";
-import { SessionLimitError } from "../sessions.ts";
-import type { StatelessLink } from "../stateless_links.ts";
+import { ModernErrorCode, takesInput } from "../protocol/protocol_versions.ts";
+import { errorBody, RpcErrorCode, type RpcResponse } from "../protocol/jsonrpc.ts";
+import { SessionLimitError } from "../sessions/sessions.ts";
+import type { StatelessLink } from "../stateless/stateless_links.ts";
 import { discoverBeforeCredential, discoverFromInitialize } from "../translate/discover.ts";
 import { messageFor2025Backend } from "../translate/request_meta.ts";
 import { responseFor2026 } from "../translate/results.ts";
 import type { Json } from "../translate/json_shape.ts";
 import { backendFailedToStart, type FrontContext, tooManySessions } from "./context.ts";
-import { progressTokenOf } from "../link_calls.ts";
+import { progressTokenOf } from "../stateless/link_calls.ts";
 import {
   answerOnStream,
   continueWithInput,

@@ -18,8 +18,8 @@ import {
   type RpcErrorResponse,
   type RpcRequest,
   type RpcResponse,
-} from "../jsonrpc.ts";
-import type { StatelessLink } from "../stateless_links.ts";
+} from "../protocol/jsonrpc.ts";
+import type { StatelessLink } from "../stateless/stateless_links.ts";
 import type { Json } from "../translate/json_shape.ts";
 import {
   acknowledgement,

@@ -6,12 +6,12 @@
  * this person, server and request before the client sees it, and opened again on the retry,
  * so a state cannot be forged, carried to another person or server, or kept past its time.
  */
-import type { RpcRequest, RpcResponse } from "../jsonrpc.ts";
-import type { StatelessLink } from "../stateless_links.ts";
-import { ended, progressTokenOf } from "../link_calls.ts";
+import type { RpcRequest, RpcResponse } from "../protocol/jsonrpc.ts";
+import type { StatelessLink } from "../stateless/stateless_links.ts";
+import { ended, progressTokenOf } from "../stateless/link_calls.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 import { discoverAtGateway } from "../translate/discover.ts";
-import { type LogLevel, modernHttpStatus } from "../protocol_versions.ts";
+import { type LogLevel, modernHttpStatus } from "../protocol/protocol_versions.ts";
 import type { FrontContext } from "./context.ts";
 import { jsonResponse } from "./http_util.ts";
 import { answerOnStream, sealState } from "./stateless_calls.ts";

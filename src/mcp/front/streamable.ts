@@ -3,8 +3,8 @@
  * messages and answers requests with SSE or JSON, GET opens the standalone stream or resumes
  * one by `Last-Event-ID`, DELETE ends the session.
  */
-import { idInFlightMessage, RpcErrorCode, type RpcRequest } from "../jsonrpc.ts";
-import type { Session } from "../session.ts";
+import { idInFlightMessage, RpcErrorCode, type RpcRequest } from "../protocol/jsonrpc.ts";
+import type { Session } from "../sessions/session.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { type FrontContext, holdStream, initializeAnswer, openSessionOrAnswer } from "./context.ts";
 import {
@@ -22,7 +22,7 @@ import {
   handleStatelessRequest,
   refusalResponse,
 } from "./stateless_lane.ts";
-import { expectsPrimingEvent } from "../protocol_versions.ts";
+import { expectsPrimingEvent } from "../protocol/protocol_versions.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 import type { StreamableChannel } from "./streamable_channel.ts";
 import {

@@ -4,8 +4,14 @@
  * with `Last-Event-ID`.
  */
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { classify, errorResponse, idKey, type RequestId, RpcErrorCode } from "../jsonrpc.ts";
-import type { ClientChannel } from "../session.ts";
+import {
+  classify,
+  errorResponse,
+  idKey,
+  type RequestId,
+  RpcErrorCode,
+} from "../protocol/jsonrpc.ts";
+import type { ClientChannel } from "../sessions/session.ts";
 import { BoundedQueue } from "./bounded_queue.ts";
 import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 import { SseWriter } from "./sse.ts";

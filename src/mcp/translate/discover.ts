@@ -7,9 +7,13 @@
  * `io.modelcontextprotocol/tasks` extension have different methods, and the gateway relays
  * neither, so each is left out of the other revision's advertisement.
  */
-import { negotiateProtocolVersion } from "../protocol_versions.ts";
+import { negotiateProtocolVersion } from "../protocol/protocol_versions.ts";
 import { isObject, type Json, without } from "./json_shape.ts";
-import { MetaKey, MODERN_PROTOCOL_VERSIONS, servedProtocolVersions } from "../protocol_versions.ts";
+import {
+  MetaKey,
+  MODERN_PROTOCOL_VERSIONS,
+  servedProtocolVersions,
+} from "../protocol/protocol_versions.ts";
 
 const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 

@@ -4,10 +4,10 @@
  * key. Unknown keys are ignored; keys not answered are asked again (a fresh `input_required`);
  * an answer of the wrong shape refuses the retry with -32602, and nothing reaches the backend.
  */
-import type { RpcResponse } from "../jsonrpc.ts";
+import type { RpcResponse } from "../protocol/jsonrpc.ts";
 import { isObject, type Json } from "./json_shape.ts";
 import type { AskedInput, InputRequest } from "./input_requests.ts";
-import { ModernErrorCode } from "../protocol_versions.ts";
+import { ModernErrorCode } from "../protocol/protocol_versions.ts";
 
 export type AnswerOutcome =
   /** Every asked key answered: send `responses` to the backend. */

@@ -4,10 +4,15 @@
  * gateway opened. An input the request did not declare is never shown to its client: the
  * client gets the -32021 refusal naming what was missing, the backend an error for that input.
  */
-import { errorResponse, type RequestId, RpcErrorCode, type RpcResponse } from "../jsonrpc.ts";
+import {
+  errorResponse,
+  type RequestId,
+  RpcErrorCode,
+  type RpcResponse,
+} from "../protocol/jsonrpc.ts";
 import { isObject, type Json } from "./json_shape.ts";
 import type { AskedInput, InputRequest } from "./input_requests.ts";
-import { MetaKey, ModernErrorCode } from "../protocol_versions.ts";
+import { MetaKey, ModernErrorCode } from "../protocol/protocol_versions.ts";
 
 /** The capability an input request needs, in the shape of `ClientCapabilities`. */
 export function requiredCapability(request: InputRequest): Json {

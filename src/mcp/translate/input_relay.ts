@@ -10,11 +10,11 @@ import {
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-} from "../jsonrpc.ts";
+} from "../protocol/jsonrpc.ts";
 import { randomBase64Url } from "../../crypto/random.ts";
 import { isObject, type Json, metaOf, withMeta, without } from "./json_shape.ts";
 import { INPUT_KEY_META } from "./input_requests.ts";
-import { isInputMethod } from "../protocol_versions.ts";
+import { isInputMethod } from "../protocol/protocol_versions.ts";
 
 /** A request sent to the 2025 client for the input asked under `key`. */
 export interface SentInput {

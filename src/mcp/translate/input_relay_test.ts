@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RequestId, RpcResponse } from "../jsonrpc.ts";
+import type { RequestId, RpcResponse } from "../protocol/jsonrpc.ts";
 import type { Json } from "./json_shape.ts";
 import { clientRequestsFor2025, elicitationCompletions, retryParams } from "./input_relay.ts";
 import { INPUT_KEY_META } from "./input_requests.ts";

@@ -8,9 +8,9 @@
  * the backend names in `params._meta["gatehouse/inputKey"]` (when it is a short token and not
  * taken), else the kind and a count in arrival order: `elicitation-1`, `sampling-1`, `roots-1`.
  */
-import type { RequestId, RpcRequest } from "../jsonrpc.ts";
+import type { RequestId, RpcRequest } from "../protocol/jsonrpc.ts";
 import { isObject, type Json, metaOf, withMeta, without } from "./json_shape.ts";
-import { type InputMethod, isInputMethod } from "../protocol_versions.ts";
+import { type InputMethod, isInputMethod } from "../protocol/protocol_versions.ts";
 
 /** The `_meta` key with which a 2025 backend may choose the key of its request. */
 export const INPUT_KEY_META = "gatehouse/inputKey";

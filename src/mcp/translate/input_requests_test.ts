@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RpcRequest } from "../jsonrpc.ts";
+import type { RpcRequest } from "../protocol/jsonrpc.ts";
 import {
   type AskedInput,
   collectInputRequests,

@@ -4,7 +4,7 @@
  * request goes onto the link with a token of the link's own, and each progress notification
  * comes back with the caller's token and says whose it is.
  */
-import type { RpcNotification } from "../jsonrpc.ts";
+import type { RpcNotification } from "../protocol/jsonrpc.ts";
 import { isObject, type Json, metaOf, withMeta } from "./json_shape.ts";
 
 type ProgressToken = string | number;

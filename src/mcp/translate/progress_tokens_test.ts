@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RpcNotification, RpcRequest } from "../jsonrpc.ts";
+import type { RpcNotification, RpcRequest } from "../protocol/jsonrpc.ts";
 import { ProgressTokens } from "./progress_tokens.ts";
 
 const call = (id: number, token?: string | number): RpcRequest => ({

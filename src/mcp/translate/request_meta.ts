@@ -5,7 +5,12 @@
  * requests lose the envelope keys (its session settled those) and keep every other key.
  */
 import { isObject, type Json, metaOf, withMeta, without } from "./json_shape.ts";
-import { isLogLevel, type LogLevel, MetaKey, REQUEST_META_KEYS } from "../protocol_versions.ts";
+import {
+  isLogLevel,
+  type LogLevel,
+  MetaKey,
+  REQUEST_META_KEYS,
+} from "../protocol/protocol_versions.ts";
 
 /** What a 2025 session settled that a 2026 backend needs on each request. */
 export interface SessionMeta {

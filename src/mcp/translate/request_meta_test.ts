@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RpcNotification, RpcRequest } from "../jsonrpc.ts";
+import type { RpcNotification, RpcRequest } from "../protocol/jsonrpc.ts";
 import {
   messageFor2025Backend,
   messageFor2026Backend,

@@ -12,9 +12,9 @@ import { GatehouseError } from "../../core/errors.ts";
 import type { ServerName, UserId } from "../../core/ids.ts";
 import { seal, unseal } from "../../crypto/aead.ts";
 import { sha256Base64Url } from "../../crypto/base64url.ts";
-import { errorResponse, type RequestId, type RpcResponse } from "../jsonrpc.ts";
+import { errorResponse, type RequestId, type RpcResponse } from "../protocol/jsonrpc.ts";
 import { canonicalJson, isObject, type Json, without } from "./json_shape.ts";
-import { ModernErrorCode } from "../protocol_versions.ts";
+import { ModernErrorCode } from "../protocol/protocol_versions.ts";
 
 export type RequestStateErrorCode =
   /** Not a state this gateway sealed: forged, tampered with, cut, or under another key. */

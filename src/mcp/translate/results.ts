@@ -5,9 +5,9 @@
  * it is (2025 readers ignore the new fields) except where a 2025 schema refuses the whole
  * message: a non-object `outputSchema` in `tools/list` and a non-object `structuredContent`.
  */
-import type { RpcResponse } from "../jsonrpc.ts";
+import type { RpcResponse } from "../protocol/jsonrpc.ts";
 import { isObject, type Json, without } from "./json_shape.ts";
-import { CACHEABLE_METHODS, MetaKey, ModernErrorCode } from "../protocol_versions.ts";
+import { CACHEABLE_METHODS, MetaKey, ModernErrorCode } from "../protocol/protocol_versions.ts";
 
 type RpcError = NonNullable<RpcResponse["error"]>;
 

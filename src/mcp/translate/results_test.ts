@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RpcResponse } from "../jsonrpc.ts";
+import type { RpcResponse } from "../protocol/jsonrpc.ts";
 import type { Json } from "./json_shape.ts";
 import {
   errorFor2026,

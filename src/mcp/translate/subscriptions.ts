@@ -5,9 +5,9 @@
  * end. Toward a 2025 client: the filter of the backend listen a session needs, and the tag
  * taken off again.
  */
-import type { RequestId, RpcNotification, RpcResponse } from "../jsonrpc.ts";
+import type { RequestId, RpcNotification, RpcResponse } from "../protocol/jsonrpc.ts";
 import { isObject, type Json, metaOf, withMeta, without } from "./json_shape.ts";
-import { MetaKey } from "../protocol_versions.ts";
+import { MetaKey } from "../protocol/protocol_versions.ts";
 
 /** What a listen asks for (`params.notifications`); every type is opt-in. */
 export interface SubscriptionFilter {

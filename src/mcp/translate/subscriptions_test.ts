@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RpcNotification } from "../jsonrpc.ts";
+import type { RpcNotification } from "../protocol/jsonrpc.ts";
 import {
   acknowledgement,
   honouredFilter,

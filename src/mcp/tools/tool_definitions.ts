@@ -1,0 +1,84 @@
+/**
+ * A tool's definition as the gateway remembers it: what a client and its model decide from
+ * (name, title, description, input and output schemas, annotations, icons, execution and any
+ * field a later revision adds), without `_meta`, the one place the protocol leaves to
+ * implementations for data that may differ from one answer to the next. Its digest is the
+ * SHA-256 of its canonical JSON (keys sorted), so key order and whitespace change nothing; the
+ * field-level description of a change is what an operator reads before approving it.
+ */
+import { createHash } from "node:crypto";
+import { canonicalJson, isObject, type Json } from "../translate/json_shape.ts";
+
+/** Definitions larger than this are remembered by digest only (storage records are bounded). */
+export const MAX_KEPT_DEFINITION_CHARS = 16_000;
+/** At most this many lines describe one change; the rest are counted. */
+const MAX_CHANGE_LINES = 12;
+/** Values shown in a change are cut to this many characters. */
+const MAX_SHOWN_VALUE = 80;
+/**
+ * A whole line of a change is cut to this many characters: its path repeats every key above
+ * the field, and a server's keys may be of any length (12 lines under one 6,000-character key
+ * once made a record too large to store, and every list of the server failed).
+ */
+export const MAX_CHANGE_LINE = 240;
+
+/** `tool` as remembered: without `_meta`, under the name its own server gives it. */
+export function definitionOf(tool: Json, name: string): Json {
+  const definition: Json = {};
+  for (const key of Object.keys(tool)) {
+    if (key !== "_meta" && tool[key] !== undefined) definition[key] = tool[key];
+  }
+  definition.name = name;
+  return definition;
+}
+
+/** The hex SHA-256 of the definition's canonical JSON: what `tools.pinned` names. */
+export function digestOf(definition: Json): string {
+  return createHash("sha256").update(canonicalJson(definition)).digest("hex");
+}
+
+/** The definition when it is small enough to keep beside its digest; else undefined. */
+export function keptDefinition(definition: Json): Json | undefined {
+  return canonicalJson(definition).length <= MAX_KEPT_DEFINITION_CHARS ? definition : undefined;
+}
+
+/**
+ * What changed from `before` to `after`, one line per field that differs, deepest first where
+ * both sides are objects: `+inputSchema.properties.path` (added), `-annotations.readOnlyHint`
+ * (removed), `description: "Searches" → "Searches. First read ~/.ssh…"`. Without `before`
+ * (a new tool, or one too large to have been kept), a line saying so.
+ */
+export function describeChanges(before: Json | undefined, after: Json | undefined): string[] {
+  if (!before) return ["new tool (no approved definition to compare with)"];
+  if (!after) return ["definition changed (too large to keep; compare the digests)"];
+  const lines: string[] = [];
+  compare(before, after, "", lines);
+  const cut = lines.map((line) =>
+    line.length > MAX_CHANGE_LINE ? `${line.slice(0, MAX_CHANGE_LINE - 1)}…` : line
+  );
+  if (cut.length > MAX_CHANGE_LINES) {
+    const more = cut.length - (MAX_CHANGE_LINES - 1);
+    return [...cut.slice(0, MAX_CHANGE_LINES - 1), `… and ${more} more`];
+  }
+  return cut;
+}
+
+function compare(before: unknown, after: unknown, path: string, lines: string[]): void {
+  if (isObject(before) && isObject(after)) {
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    for (const key of [...keys].sort()) {
+      const at = path ? `${path}.${key}` : key;
+      if (!(key in after)) lines.push(`-${at}`);
+      else if (!(key in before)) lines.push(`+${at}: ${shown(after[key])}`);
+      else compare(before[key], after[key], at, lines);
+    }
+    return;
+  }
+  if (canonicalJson(before) === canonicalJson(after)) return;
+  lines.push(`${path || "(definition)"}: ${shown(before)} → ${shown(after)}`);
+}
+
+function shown(value: unknown): string {
+  const text = canonicalJson(value);
+  return text.length > MAX_SHOWN_VALUE ? `${text.slice(0, MAX_SHOWN_VALUE - 1)}…` : text;
+}
