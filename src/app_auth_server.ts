@@ -15,6 +15,7 @@ import { UpstreamIdentities } from "./credentials/mcp_identity.ts";
 import { createMcpUpstreamClient } from "./credentials/mcp_upstream.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
 import { CredentialVault } from "./credentials/vault.ts";
+import { IdpTokenVault } from "./credentials/idp_token_vault.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
 import { createIdentityProvider } from "./idp/create.ts";
 import { checkAccess } from "./idp/policy.ts";
@@ -156,6 +157,15 @@ export async function createAuthServer(
     save: (user, service, credential) => credentials.save(user, service, credential),
     stepUpScopes: (user, service) => credentials.stepUpScopes(user, service),
   });
+  // The provider's tokens of each person's latest sign-in, kept as long as a grant can live.
+  const idpTokens = new IdpTokenVault({
+    store,
+    clock,
+    keys: await Promise.all(
+      [master, ...config.previousSecrets].map((secret) => deriveAesKey(secret, "idp-tokens")),
+    ),
+    keepMs: oauthConfig.refreshTokenTtlMs,
+  });
   const loginFlow = new LoginFlow({
     issuer,
     oauth: oauthConfig,
@@ -166,6 +176,7 @@ export async function createAuthServer(
     grants,
     sso,
     idp: createIdentityProvider(oauthConfig.idp, clock, logger),
+    idpTokens,
     cookies,
     resolveResource: resolve,
     checkAccess: access,

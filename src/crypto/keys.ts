@@ -12,7 +12,8 @@ export type KeyPurpose =
   | "csrf"
   | "state"
   | "mcp-request-state"
-  | "tls-keys";
+  | "tls-keys"
+  | "idp-tokens";
 
 const SALT = new TextEncoder().encode("gatehouse/v1");
 

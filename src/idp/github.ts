@@ -8,6 +8,7 @@
 import type { IdpConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
+import type { IdpTokens } from "../core/idp_tokens.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
 import { getJson, getList, type GithubList, GithubStatusError } from "./github_api.ts";
 import { boundGroups } from "./groups.ts";
@@ -18,7 +19,19 @@ import {
   type IdpLog,
   type LoginFinish,
   type LoginStart,
+  type SignedIn,
 } from "./provider.ts";
+
+/** GitHub's token endpoint's answer (an error comes with 200 and `error`). */
+interface GithubTokenAnswer {
+  access_token?: string;
+  /** GitHub Apps with expiring user tokens only. */
+  expires_in?: number;
+  refresh_token?: string;
+  scope?: string;
+  error?: string;
+  error_description?: string;
+}
 
 /** A team as GET /user/teams lists it (fields the gateway reads). */
 interface GithubTeam {
@@ -60,7 +73,7 @@ export function createGithubProvider(
       url.searchParams.set("allow_signup", "false");
       return Promise.resolve(url);
     },
-    async completeLogin(finish: LoginFinish): Promise<Identity> {
+    async completeLogin(finish: LoginFinish): Promise<SignedIn> {
       const params = finish.callbackUrl.searchParams;
       if (params.get("error")) {
         throw new IdpError(
@@ -71,7 +84,7 @@ export function createGithubProvider(
       if (params.get("state") !== finish.state || !params.get("code")) {
         throw new IdpError("invalid_response", "GitHub's answer lacks the expected state or code");
       }
-      let token: { access_token?: string; error?: string; error_description?: string };
+      let token: GithubTokenAnswer;
       try {
         token = await withTimeout(clock, IDP_TIMEOUT_MS, async (signal) => {
           const response = await fetch(`${web}/login/oauth/access_token`, {
@@ -151,7 +164,7 @@ export function createGithubProvider(
           },
         );
       }
-      return {
+      const identity: Identity = {
         subject,
         email: primary?.email,
         emailVerified: primary ? true : undefined,
@@ -160,6 +173,20 @@ export function createGithubProvider(
         groups: boundGroups([...orgLogins, ...teamNames], subject, log),
         verifiedEmails: verified.map((e) => e.email),
       };
+      return { identity, tokens: githubTokens(token, accessToken, clock.now()) };
     },
+  };
+}
+
+/** What the gateway keeps of GitHub's token answer (sealed, credentials/idp_token_vault.ts). */
+function githubTokens(answer: GithubTokenAnswer, accessToken: string, now: number): IdpTokens {
+  return {
+    accessToken,
+    ...(typeof answer.expires_in === "number" && {
+      accessExpiresAt: now + answer.expires_in * 1000,
+    }),
+    ...(typeof answer.refresh_token === "string" && { refreshToken: answer.refresh_token }),
+    ...(typeof answer.scope === "string" && { scope: answer.scope }),
+    obtainedAt: now,
   };
 }

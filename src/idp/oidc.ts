@@ -8,6 +8,7 @@ import * as oauth from "oauth4webapi";
 import type { IdpConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
+import type { IdpTokens } from "../core/idp_tokens.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
 import { boundGroups, readGroupsClaim } from "./groups.ts";
@@ -18,6 +19,7 @@ import {
   type IdpLog,
   type LoginFinish,
   type LoginStart,
+  type SignedIn,
 } from "./provider.ts";
 
 /** Discovery is cached this long, then fetched again (keys and endpoints may rotate). */
@@ -142,7 +144,7 @@ export function createOidcProvider(
       url.searchParams.set("code_challenge_method", "S256");
       return url;
     },
-    async completeLogin(finish: LoginFinish): Promise<Identity> {
+    async completeLogin(finish: LoginFinish): Promise<SignedIn> {
       const as = await server();
       let params: URLSearchParams;
       try {
@@ -179,7 +181,7 @@ export function createOidcProvider(
           : config.provider === "azure" && typeof claims.preferred_username === "string"
           ? claims.preferred_username
           : undefined;
-        return {
+        const identity: Identity = {
           subject: `${config.provider}:${claims.sub}`,
           email,
           emailVerified: typeof claims.email_verified === "boolean"
@@ -190,6 +192,7 @@ export function createOidcProvider(
             groups: await groupsOf(as, claims, result.access_token, config.groupsClaim),
           }),
         };
+        return { identity, tokens: tokensOf(result, clock.now()) };
       } catch (error) {
         if (error instanceof IdpError) throw error;
         throw new IdpError(
@@ -198,5 +201,19 @@ export function createOidcProvider(
         );
       }
     },
+  };
+}
+
+/** What the gateway keeps of a token endpoint's answer (sealed, credentials/idp_token_vault.ts). */
+export function tokensOf(result: oauth.TokenEndpointResponse, now: number): IdpTokens {
+  return {
+    accessToken: result.access_token,
+    ...(typeof result.expires_in === "number" && {
+      accessExpiresAt: now + result.expires_in * 1000,
+    }),
+    ...(result.refresh_token !== undefined && { refreshToken: result.refresh_token }),
+    ...(result.id_token !== undefined && { idToken: result.id_token }),
+    ...(result.scope !== undefined && { scope: result.scope }),
+    obtainedAt: now,
   };
 }

@@ -137,7 +137,7 @@ async function signIn(
   });
   const stop = await new UserAgent().follow(url, (u) => u.href.startsWith(CALLBACK));
   assert.ok(stop.url.href.startsWith(CALLBACK), `the provider stopped at ${stop.url}`);
-  const identity = await provider.completeLogin({
+  const { identity } = await provider.completeLogin({
     callbackUrl: stop.url,
     state,
     nonce,

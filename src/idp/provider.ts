@@ -1,6 +1,7 @@
 /** The company identity provider behind one interface, whatever its protocol. */
 import { GatehouseError } from "../core/errors.ts";
 import type { Identity } from "../core/identity.ts";
+import type { IdpTokens } from "../core/idp_tokens.ts";
 
 export interface LoginStart {
   state: string;
@@ -18,12 +19,18 @@ export interface LoginFinish {
   redirectUri: string;
 }
 
+/** Who signed in, and the tokens the provider issued to the gateway for them. */
+export interface SignedIn {
+  identity: Identity;
+  tokens: IdpTokens;
+}
+
 export interface IdentityProvider {
   readonly kind: string;
   /** Where to send the browser to log in. */
   authorizationUrl(start: LoginStart): Promise<URL>;
   /** Exchanges the callback's code and returns who logged in; throws `IdpError` otherwise. */
-  completeLogin(finish: LoginFinish): Promise<Identity>;
+  completeLogin(finish: LoginFinish): Promise<SignedIn>;
 }
 
 /** Where a provider reports what it accepted only in part (the gateway's logger fits). */

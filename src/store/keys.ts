@@ -103,6 +103,11 @@ export const KEYS = {
   revocationEpoch: ["oauth", "revocation-epoch"] as const,
   /** A browser single sign-on session, by hash of its cookie. */
   ssoSession: (hash: string) => ["web", "sso", hash] as const,
+  /**
+   * The company identity provider's tokens for a person (sealed), from their latest sign-in,
+   * by the provider's subject: for asking the provider about them again and acting as them there.
+   */
+  idpTokens: (subject: string) => boundedKey(["idp", "tokens", subject]),
   /** A person's approval of a client. */
   consent: (userId: string, clientId: string) => boundedKey(["web", "consent", userId, clientId]),
   /** A person's sealed credential for a service. */

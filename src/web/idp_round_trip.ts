@@ -5,6 +5,7 @@
  * page the person can act on; the provider's internals go to the log, never to the page.
  */
 import type { Identity } from "../core/identity.ts";
+import type { IdpTokens } from "../core/idp_tokens.ts";
 import { s256Challenge } from "../crypto/pkce.ts";
 import { type IdentityProvider, IdpError } from "../idp/provider.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -32,7 +33,10 @@ export type CallbackCheck = { ok: true; returned: ReturnedLogin } | {
   response: Response;
 };
 
-export type LoginOutcome = { ok: true; identity: Identity } | { ok: false; response: Response };
+export type LoginOutcome = { ok: true; identity: Identity; tokens: IdpTokens } | {
+  ok: false;
+  response: Response;
+};
 
 export class IdpRoundTrip {
   constructor(private readonly deps: IdpRoundTripDeps) {}
@@ -102,14 +106,14 @@ export class IdpRoundTrip {
   async finish(returned: ReturnedLogin): Promise<LoginOutcome> {
     const { deps } = this;
     try {
-      const identity = await deps.idp.completeLogin({
+      const signedIn = await deps.idp.completeLogin({
         callbackUrl: returned.callbackUrl,
         state: returned.state,
         nonce: returned.login.nonce,
         codeVerifier: returned.login.codeVerifier,
         redirectUri: deps.callbackUri,
       });
-      return { ok: true, identity };
+      return { ok: true, identity: signedIn.identity, tokens: signedIn.tokens };
     } catch (error) {
       if (!(error instanceof IdpError)) throw error;
       deps.logger.warn("login failed at the identity provider", { reason: error.code });

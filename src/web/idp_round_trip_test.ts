@@ -170,7 +170,11 @@ Deno.test("finish() returns who logged in when the provider accepts the callback
   await withRoundTrip(async ({ trip, idp }) => {
     const check = await trip.check(returnFrom(await trip.start({ returnTo: "/my/tokens" })));
     assert.ok(check.ok);
-    assert.deepEqual(await trip.finish(check.returned), { ok: true, identity: idp.identity });
+    assert.deepEqual(await trip.finish(check.returned), {
+      ok: true,
+      identity: idp.identity,
+      tokens: idp.tokens,
+    });
     assert.equal(idp.finished[0].callbackUrl.searchParams.get("code"), "idp-code");
   });
 });

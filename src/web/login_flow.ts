@@ -11,6 +11,7 @@
 import type { OAuthConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
+import type { IdpTokenVault } from "../credentials/idp_token_vault.ts";
 import type { IdentityProvider } from "../idp/provider.ts";
 import { checkAuthorizationRequest } from "../oauth/authorize.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
@@ -44,6 +45,8 @@ export interface LoginFlowDeps {
   grants: GrantStore;
   sso: SsoSessions;
   idp: IdentityProvider;
+  /** Where the provider's tokens of each sign-in are kept (sealed) for later use. */
+  idpTokens: IdpTokenVault;
   cookies: CookiePolicy;
   resolveResource(resource: string): string | undefined;
   checkAccess(identity: Identity): string | undefined;
@@ -145,6 +148,7 @@ export class LoginFlow {
       deps.logger.warn("login refused by the access policy", { subject: identity.subject });
       return await errorPage(403, "Access not permitted", refusal);
     }
+    await deps.idpTokens.keep(identity.subject, outcome.tokens);
     deps.logger.info("login", { subject: identity.subject });
     const { session, cookie } = await deps.sso.create(identity);
     const cookies = [cookie, this.#roundTrip.clearCookie()];

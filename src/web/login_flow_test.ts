@@ -152,6 +152,7 @@ Deno.test("callback() refuses a person the access policy does not admit, by doma
         text: reason,
       });
       assert.equal(browser.has(SSO), false, `${identity.email} gets no sign-in`);
+      assert.equal((await h.idpTokens.read(identity.subject)).tokens, undefined);
     }
     // The one listed address outside the domains is admitted.
     h.idp.identity = { subject: "oidc:contractor", email: "contractor@partner.org" };
@@ -161,6 +162,8 @@ Deno.test("callback() refuses a person the access policy does not admit, by doma
     assert.equal(consent.status, 200);
     assert.match(await consent.text(), /Allow Test App to use your tools\?/);
     assert.ok(browser.has(SSO));
+    // The provider's tokens of this sign-in are kept (sealed) for asking about the person later.
+    assert.deepEqual((await h.idpTokens.read("oidc:contractor")).tokens, h.idp.tokens);
   });
 });
 
