@@ -141,10 +141,7 @@ export function parseStdio(
     oauthConfigured,
     false,
   );
-  return Object.assign(
-    server,
-    parseShare(c, path, raw, { ...server, actsAsPerson: server.userToken !== undefined }),
-  );
+  return Object.assign(server, parseShare(c, path, raw, server));
 }
 
 export function parseHttp(

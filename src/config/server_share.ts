@@ -2,19 +2,19 @@
  * Who shares one stdio process (`share:`), how many serve everyone (`processes:`), and how long
  * an unused shared process is kept (`processIdleTimeout:`). A process shared by everyone must
  * not carry anyone's values: `{{user.*}}` in its `args` or `env`, or a person's token, would
- * hand one person's identity to all, so `share: all` refuses them; and since everyone then
- * shares the program's state, `check` says so.
+ * hand one person's identity to all, so `share: all` refuses what the per-person rule
+ * (per_person.ts) calls carried; and since everyone then shares the program's state, `check`
+ * says so.
  */
 import { type Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
-import type { BackendProtocol, ShareMode } from "./types.ts";
+import { personalReasons } from "./per_person.ts";
+import type { BackendProtocol, ShareMode, StdioServerConfig } from "./types.ts";
 
 /** The values of `share:`, the default first. */
 export const SHARE_MODES: readonly ShareMode[] = ["session", "person", "all"];
 export const SHARE_KEYS = ["share", "processes", "processIdleTimeout"];
 export const DEFAULT_PROCESS_IDLE_TIMEOUT_MS = 5 * 60_000;
-
-const USER_PLACEHOLDER = /\{\{\s*user\.[^}]*\}\}/;
 
 export interface ShareSettings {
   share: ShareMode;
@@ -26,13 +26,7 @@ export function parseShare(
   c: Checker,
   path: ConfigPath,
   raw: Dict,
-  given: {
-    args: string[];
-    env: Record<string, string>;
-    protocol: BackendProtocol;
-    /** The server acts as each person (requiresUserToken). */
-    actsAsPerson: boolean;
-  },
+  given: StdioServerConfig & { protocol: BackendProtocol },
 ): ShareSettings {
   const share = parseMode(c, raw.share, [...path, "share"]);
   const processes = c.positiveInteger(raw.processes, [...path, "processes"], 1);
@@ -55,7 +49,7 @@ export function parseShare(
       "a 2026-07-28 backend keeps no session state per client; say share: session (or protocol: 2025-11-25)",
     );
   }
-  if (share === "all") checkEveryone(c, path, given);
+  if (share === "all") checkEveryone(c, path, { ...given, share });
   return { share, processes, processIdleTimeoutMs };
 }
 
@@ -67,25 +61,20 @@ function parseMode(c: Checker, value: unknown, path: ConfigPath): ShareMode {
 }
 
 /** `share: all`: nothing of one person's may reach the process everyone uses. */
-function checkEveryone(
-  c: Checker,
-  path: ConfigPath,
-  given: { args: string[]; env: Record<string, string>; actsAsPerson: boolean },
-): void {
+function checkEveryone(c: Checker, path: ConfigPath, server: StdioServerConfig): void {
   const hint =
     "a process shared by everyone cannot carry one person's values: say share: person, or take the placeholder out";
-  given.args.forEach((arg, i) => {
-    if (USER_PLACEHOLDER.test(arg)) {
-      c.fail([...path, "args", i], "share: all cannot use {{user.*}} placeholders", hint);
-    }
-  });
-  for (const [key, text] of Object.entries(given.env)) {
-    if (USER_PLACEHOLDER.test(text)) {
-      c.fail([...path, "env", key], "share: all cannot use {{user.*}} placeholders", hint);
-    }
-  }
-  if (given.actsAsPerson) {
-    c.fail([...path, "requiresUserToken"], "share: all cannot act as each person", hint);
+  const said = new Set<string>();
+  for (const reason of personalReasons(server)) {
+    // requiresUserToken and userToken give one reason; each placeholder has a place of its own.
+    const once = reason.path.length > 1 ? reason.path.join(".") : reason.why;
+    if (!reason.carried || said.has(once)) continue;
+    said.add(once);
+    c.fail(
+      [...path, ...reason.path],
+      `share: all cannot carry one person's values: ${reason.why}`,
+      hint,
+    );
   }
   c.warn(
     [...path, "share"],

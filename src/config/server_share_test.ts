@@ -42,7 +42,7 @@ Deno.test("parseShare() resolves share, processes and processIdleTimeout with th
 
 Deno.test("parseShare() refuses what a shared process cannot do, each with its path", () => {
   assert.deepEqual(issuesOf('    share: all\n    env: { OWNER: "{{ user.email }}" }\n'), [
-    "servers.fx.env.OWNER: share: all cannot use {{user.*}} placeholders",
+    "servers.fx.env.OWNER: share: all cannot carry one person's values: uses {{user.*}} placeholders",
   ]);
   assert.deepEqual(issuesOf("    share: everyone\n"), [
     'servers.fx.share: unknown share mode "everyone"',

@@ -1,4 +1,5 @@
 /** Builds an aggregate's "backend" for one client session: member links over one shared cache. */
+import { dependsOnPerson } from "../../config/per_person.ts";
 import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Deadlines } from "../../core/deadlines.ts";
@@ -19,14 +20,6 @@ import type { DiscoveryCache } from "./cache.ts";
 const DISCOVERY_TIMEOUT_MS = 10_000;
 /** A member that failed is tried again after this long. */
 const RETRY_AFTER_MS = 2_000;
-
-/** True when a member's answers may depend on who asks: its config names the person. */
-export function dependsOnPerson(member: BackendServerConfig): boolean {
-  const texts = member.transport === "stdio"
-    ? [...member.args, ...Object.values(member.env)]
-    : [member.url, ...Object.values(member.headers)];
-  return texts.some((text) => /\{\{\s*user\./.test(text));
-}
 
 export function createAggregateBackend(
   server: AggregateServerConfig,
@@ -64,6 +57,8 @@ export function createAggregateBackend(
     },
     watchCredentials: options.tokens?.watch,
     cache: options.cache,
+    // The per-person rule (config/per_person.ts): a member whose answers can depend on who asks
+    // is cached per person, never in everyone's scope.
     scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
     memberTools: options.memberTools,
     discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),

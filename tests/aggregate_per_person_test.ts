@@ -1,0 +1,69 @@
+/**
+ * An aggregate's discovery cache never hands one person's lists to another: a member whose
+ * process is a person's own (`share: person`, or one per session) keeps what that person left in
+ * it, so its lists are cached per person (src/config/per_person.ts decides). Regression: alice's
+ * note, listed through the aggregate, was served from the shared cache to bob.
+ */
+import assert from "node:assert/strict";
+import { connectClient } from "./fixtures/client.ts";
+import { startGateway } from "./fixtures/gateway.ts";
+import type { Client } from "./fixtures/sdk.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const ALICE = "alice-token-0123456789abcdef";
+const BOB = "bob-token-0123456789abcdef";
+
+function config(share: string): string {
+  const people = `serviceAuths: [{ type: bearer, tokens: ["${ALICE}", "${BOB}"] }]`;
+  return `
+limits: { requestTimeout: 20s }
+servers:
+  notes:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", notes]
+    share: ${share}
+    ${people}
+  all:
+    transport: aggregate
+    servers: [notes]
+    cacheTtl: 10m
+    ${people}
+`;
+}
+
+for (const share of ["person", "session"]) {
+  Deno.test(`aggregate over a share: ${share} member: one person's list never reaches another`, async () => {
+    const gw = await startGateway(config(share));
+    const clients: Client[] = [];
+    const connect = async (server: string, token: string) => {
+      const client = await connectClient(gw.url, server, "streamable", token);
+      clients.push(client);
+      return client;
+    };
+    try {
+      const alice = await connect("all", ALICE);
+      await alice.callTool({ name: "notes.add_note", arguments: { title: "alice-merger-plan" } });
+      const seenByAlice = (await alice.listResources()).resources.map((r) => r.name);
+      assert.deepEqual(seenByAlice, ["alice-merger-plan"], "alice lists her own note");
+
+      const bobDirect = await connect("notes", BOB);
+      assert.deepEqual((await bobDirect.listResources()).resources, [], "bob has no notes");
+      const bob = await connect("all", BOB);
+      assert.deepEqual(
+        (await bob.listResources()).resources,
+        [],
+        "bob, through the aggregate, sees none of alice's notes",
+      );
+      await bob.callTool({ name: "notes.add_note", arguments: { title: "bob-todo" } });
+      const aliceAgain = await connect("all", ALICE);
+      assert.ok(
+        !(await aliceAgain.listResources()).resources.some((r) => r.name === "bob-todo"),
+        "nor does alice see bob's",
+      );
+    } finally {
+      await Promise.allSettled(clients.map((client) => client.close()));
+      await gw.close();
+    }
+  });
+}
