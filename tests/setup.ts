@@ -1,7 +1,8 @@
 /**
  * Run by `deno task test` before the suite: the tests need programs from Debian that Deno cannot
  * bring: Chromium (the page tests' real browser), openssl (throwaway TLS certificates), nginx
- * (a real reverse proxy in front of the gateway) and pebble (a real ACME server). Installs
+ * (a real reverse proxy in front of the gateway), pebble (a real ACME server) and
+ * PostgreSQL (the second storage engine, and replicas sharing it). Installs
  * whichever is missing with apt-get, or says what to do.
  */
 const needed = [
@@ -11,6 +12,8 @@ const needed = [
   { program: "/usr/sbin/nginx", pkg: "nginx-light" },
   // A real ACME server for tls.acme.
   { program: "pebble", pkg: "pebble" },
+  // A real PostgreSQL for storage: postgres:// (tests/fixtures/postgres.ts starts its clusters).
+  { program: "/usr/lib/postgresql", pkg: "postgresql" },
 ];
 
 async function found(program: string): Promise<boolean> {

@@ -1,4 +1,8 @@
-/** The storage interface the gateway depends on; `kv.ts` implements it on Deno KV. */
+/**
+ * The storage interface the gateway depends on; `kv.ts` implements it on Deno KV and
+ * `postgres.ts` on PostgreSQL, with the same semantics (tests/store_contract_test.ts).
+ */
+import { GatehouseError } from "../core/errors.ts";
 
 /** A byte-array part is a digest standing for an identifier too long to keep (keys.ts). */
 export type StoreKey = readonly (string | number | Uint8Array)[];
@@ -57,4 +61,16 @@ export interface Store {
    */
   list<T>(prefix: StoreKey, limit?: number): Promise<StoreEntry<T>[]>;
   close(): void;
+}
+
+/**
+ * The storage cannot be reached now (a database down, restarting, or too slow to answer): the
+ * request that needed it is answered 503 with Retry-After, and the process keeps running.
+ */
+export class StorageUnavailableError extends GatehouseError<"storage_unavailable"> {
+  /** Seconds a client should wait before trying again. */
+  readonly retryAfter = 5;
+  constructor(message: string, options?: ErrorOptions) {
+    super("storage_unavailable", message, options);
+  }
 }
