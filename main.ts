@@ -10,7 +10,8 @@ import { ConfigError, formatIssues } from "./src/config/issues.ts";
 import type { ResolvedConfig } from "./src/config/types.ts";
 import { systemClock } from "./src/core/clock.ts";
 import { batchedLineWriter, writeStderr } from "./src/observability/line_writer.ts";
-import { openKvStore } from "./src/store/kv.ts";
+import { openStorage } from "./src/store/open.ts";
+import { isPostgresUrl } from "./src/core/storage_url.ts";
 import { checkTlsFiles } from "./src/net/tls/certificate.ts";
 import { probeHealthTls } from "./src/net/tls/health_probe.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
@@ -62,7 +63,8 @@ async function checkHealth(url: string): Promise<number> {
 
 /** The storage `grants` and `tools` work on: the gateway's own, never a new empty one by mistake. */
 async function openConfiguredStore(config: ResolvedConfig) {
-  const local = config.storage !== ":memory:" && !/^https?:\/\//.test(config.storage);
+  const local = config.storage !== ":memory:" && !/^https?:\/\//.test(config.storage) &&
+    !isPostgresUrl(config.storage);
   if (local) {
     try {
       await Deno.stat(config.storage);
@@ -72,7 +74,13 @@ async function openConfiguredStore(config: ResolvedConfig) {
       );
     }
   }
-  return await openKvStore(config.storage, { clock: systemClock });
+  return await openStorage(config.storage, {
+    clock: systemClock,
+    pool: 2,
+    timeoutMs: config.storageOptions.timeoutMs,
+    caFile: config.storageOptions.caFile,
+    sweep: false,
+  });
 }
 
 async function main(args: string[]): Promise<number> {

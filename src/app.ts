@@ -14,6 +14,7 @@ import { VERSION } from "./version.ts";
 import type { ServerName } from "./core/ids.ts";
 import type { Clock } from "./core/clock.ts";
 import { isLoopbackHost } from "./core/loopback.ts";
+import { showStorage } from "./core/storage_url.ts";
 import { Secret } from "./core/secret.ts";
 import { randomBase64Url, randomHex } from "./crypto/random.ts";
 import { createAuthenticator, type ServerAuthenticator } from "./http/bearer.ts";
@@ -321,7 +322,7 @@ async function resolveMasterSecret(
     logger.warn(
       "no secret configured: the generated master secret is kept in storage beside the data it protects, so whoever can read the storage file can forge access tokens and open stored credentials; set secret: ${GATEHOUSE_SECRET} from an EnvironmentFile or a secret store",
       {
-        storage: config.storage,
+        storage: showStorage(config.storage),
         hint:
           "generate one with: openssl rand -base64 48; list the generated one under previousSecrets so that tokens and credentials already issued stay valid (docs/security.md)",
       },

@@ -15,7 +15,8 @@ import { EXPOSITION_CONTENT_TYPE } from "./observability/metrics.ts";
 import { otlpTracesEndpoint, watchTraceExport } from "./observability/export_watch.ts";
 import { TRACING } from "./observability/tracing.ts";
 import { tcpProbe } from "./net/tcp_probe.ts";
-import { openKvStore } from "./store/kv.ts";
+import { openStorage } from "./store/open.ts";
+import { showStorage } from "./core/storage_url.ts";
 import { type PublicServer, servePublic } from "./net/public_server.ts";
 import { type Https, startHttps } from "./net/tls/https.ts";
 import { VERSION } from "./version.ts";
@@ -74,12 +75,22 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
   logConfigWarnings(logger, config, configPath);
   let store;
   try {
-    store = await openKvStore(config.storage, {
+    store = await openStorage(config.storage, {
       warn: (message, fields) => logger.warn(message, fields),
       clock,
+      pool: config.storageOptions.pool,
+      timeoutMs: config.storageOptions.timeoutMs,
+      caFile: config.storageOptions.caFile,
+      holder: config.replicaId,
     });
   } catch (error) {
-    logger.error("cannot open storage", { storage: config.storage, error });
+    // The store's errors name the database without its password; the URL is shown the same way.
+    logger.error("cannot open storage", {
+      storage: showStorage(config.storage),
+      error: (error as Error).message,
+      hint:
+        "check that the database is up and reachable from here, and the URL, password and sslmode",
+    });
     return EXIT.runtime;
   }
   const deps = {
@@ -199,9 +210,10 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
       const next = await loadConfigFile(configPath, env, { port });
       // The certificate files are read again whatever the file says (renewed on disk).
       void https?.reload();
-      const fixed = (["listen", "connections", "storage", "metrics", "tls"] as const).filter((
-        key,
-      ) => JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key]));
+      const fixed =
+        (["listen", "connections", "storage", "storageOptions", "metrics", "tls"] as const).filter((
+          key,
+        ) => JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key]));
       if (fixed.length) {
         logger.warn("these settings change only on restart; the running values stay", { fixed });
       }
@@ -211,6 +223,7 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
           listen: config.listen,
           connections: config.connections,
           storage: config.storage,
+          storageOptions: config.storageOptions,
           metrics: config.metrics,
           tls: config.tls,
         },

@@ -6,6 +6,7 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Store } from "../store/store.ts";
+import { showStorage } from "../core/storage_url.ts";
 
 export interface OperatorCommandDeps {
   /** The configuration at `path`, or undefined once the loader has printed why not. */
@@ -43,7 +44,11 @@ export async function onStorage(
   try {
     store = await deps.openStore(config);
   } catch (error) {
-    deps.err(`gatehouse ${name}: cannot open the storage ${config.storage}: ${describe(error)}`);
+    deps.err(
+      `gatehouse ${name}: cannot open the storage ${showStorage(config.storage)}: ${
+        describe(error)
+      }`,
+    );
     return STORAGE_UNUSABLE;
   }
   try {

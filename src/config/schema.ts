@@ -4,7 +4,7 @@
  * accepted; a test keeps the two in step key by key. This module holds the document's root and
  * its top-level scalars; each section's schema lives in the schema_*.ts module named for it.
  */
-import { duration, type JsonSchema, list, LISTEN, text } from "./schema_builders.ts";
+import { count, duration, type JsonSchema, list, LISTEN, text } from "./schema_builders.ts";
 import { CONNECTIONS_SCHEMA, LIMITS_SCHEMA, RATE_LIMITS_SCHEMA } from "./schema_limits.ts";
 import { AUDIT_SCHEMA, LOG_LEVEL_SCHEMA, METRICS_SCHEMA } from "./schema_observability.ts";
 import { OAUTH_SCHEMA } from "./schema_oauth.ts";
@@ -39,8 +39,23 @@ export const CONFIG_SCHEMA: JsonSchema = {
       { default: "http://<listen>", examples: ["https://mcp.example.com"] },
     ),
     storage: text(
-      "Where state lives: a Deno KV file path, or a KV Connect URL (https://…) shared by replicas.",
-      { default: "./data/gatehouse.kv" },
+      "Where state lives: a Deno KV file path (one machine), or a PostgreSQL URL shared by replicas (postgres://USER:${PGPASSWORD}@HOST:5432/DB?sslmode=verify-full; docs/deploy.md), or a KV Connect URL (https://…).",
+      {
+        default: "./data/gatehouse.kv",
+        examples: [
+          "./data/gatehouse.kv",
+          "postgres://gatehouse:${PGPASSWORD}@db.internal:5432/gatehouse?sslmode=verify-full",
+        ],
+      },
+    ),
+    storagePool: count("PostgreSQL storage: connections each replica keeps at most.", 10),
+    storageTimeout: duration(
+      "PostgreSQL storage: how long connecting may take (longer is an error at start, 503 later), and each statement (the server cuts it).",
+      "10s",
+    ),
+    storageCaFile: text(
+      "PostgreSQL storage: a PEM file of the CA certificates the server's certificate must chain to (with sslmode verify-full or verify-ca; require then verifies the chain too). Absent: the roots Deno trusts.",
+      { examples: ["/etc/gatehouse/db-ca.pem"] },
     ),
     secret: text(
       "The master secret (at least 32 bytes); every key is derived from it. Without one, Gatehouse generates one and keeps it in storage, beside the data it protects (whoever reads the KV file can forge tokens): configure one in production.",

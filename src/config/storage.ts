@@ -2,12 +2,84 @@
  * `storage:` and `replicaId:`: where the gateway keeps its state, and this replica's name
  * among those sharing it.
  */
+import { isPostgresUrl, showStorage } from "../core/storage_url.ts";
 import { Checker, describe } from "./checker.ts";
+import type { StorageOptions } from "./types.ts";
 
 const DEFAULT_STORAGE = "./data/gatehouse.kv";
+const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
 
 export function parseStorage(c: Checker, value: unknown): string {
-  return value === undefined ? DEFAULT_STORAGE : c.string(value, ["storage"]) ?? DEFAULT_STORAGE;
+  if (value === undefined) return DEFAULT_STORAGE;
+  // Not c.string: its message would quote the value, and a URL's password with it.
+  if (typeof value !== "string" || value.length === 0) {
+    return c.string(value, ["storage"]) ?? DEFAULT_STORAGE;
+  }
+  if (isPostgresUrl(value)) checkPostgresUrl(c, value);
+  return value;
+}
+
+/**
+ * A PostgreSQL URL the client can use: a host, a database, a known sslmode. Every message shows
+ * the URL with its password as *** (it usually comes from ${PGPASSWORD}, but need not).
+ */
+function checkPostgresUrl(c: Checker, value: string): void {
+  const shown = showStorage(value);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    c.fail(
+      ["storage"],
+      `not a PostgreSQL URL: ${shown}`,
+      "write postgres://USER:${PGPASSWORD}@HOST:5432/DATABASE?sslmode=verify-full (percent-encode : @ / in the password)",
+    );
+    return;
+  }
+  if (!url.hostname) {
+    c.fail(["storage"], `names no host: ${shown}`, "write postgres://USER@HOST:5432/DATABASE");
+  }
+  if (url.pathname.length <= 1) {
+    c.fail(
+      ["storage"],
+      `names no database: ${shown}`,
+      "end the URL with /DATABASE, e.g. /gatehouse",
+    );
+  }
+  const mode = url.searchParams.get("sslmode");
+  if (mode !== null && !SSL_MODES.includes(mode)) {
+    c.fail(["storage"], `unknown sslmode ${describe(mode)}`, `use one of ${SSL_MODES.join(", ")}`);
+  }
+  if (url.searchParams.has("password")) {
+    c.fail(
+      ["storage"],
+      "has its password as a password= parameter",
+      "put it in the URL's user part (postgres://USER:PASSWORD@HOST/DB), from ${PGPASSWORD}",
+    );
+  }
+}
+
+/** storagePool, storageTimeout, storageCaFile: how a PostgreSQL storage is reached. */
+export function parseStorageOptions(
+  c: Checker,
+  raw: { storagePool?: unknown; storageTimeout?: unknown; storageCaFile?: unknown },
+  storage: string,
+): StorageOptions {
+  const pool = c.positiveInteger(raw.storagePool, ["storagePool"], 10);
+  const timeoutMs = c.duration(raw.storageTimeout, ["storageTimeout"], 10_000);
+  const caFile = c.optionalString(raw.storageCaFile, ["storageCaFile"]);
+  if (!isPostgresUrl(storage)) {
+    for (const key of ["storagePool", "storageTimeout", "storageCaFile"] as const) {
+      if (raw[key] !== undefined) {
+        c.warn(
+          [key],
+          "applies to a PostgreSQL storage only",
+          "storage: is a Deno KV here; drop it",
+        );
+      }
+    }
+  }
+  return { pool, timeoutMs, ...(caFile !== undefined ? { caFile } : {}) };
 }
 
 /** Session ids carry it, so it is kept short and URL- and header-safe. */

@@ -348,12 +348,23 @@ export interface OAuthConfig {
   redirectSchemes: string[];
 }
 
+/** How a PostgreSQL storage is reached (ignored for Deno KV). */
+export interface StorageOptions {
+  /** Connections each replica keeps at most. */
+  pool: number;
+  /** Bounds connecting, and each statement (the server's statement_timeout). */
+  timeoutMs: number;
+  /** PEM file of the CA the server's certificate must chain to (sslmode verify-ca/full). */
+  caFile?: string;
+}
+
 export interface ResolvedConfig {
   listen: { hostname: string; port: number };
   /** Public URL without a trailing slash; server X's service URI is `${baseUrl}/X`. */
   baseUrl: string;
-  /** Deno KV path, ":memory:", or a KV Connect URL. */
+  /** Deno KV path, ":memory:", a KV Connect URL, or postgres://… (replicas). */
   storage: string;
+  storageOptions: StorageOptions;
   /** Master secret; absent means "generate one and keep it in storage". */
   secret?: Secret;
   /** Earlier master secrets: tokens they signed still verify while clients move over. */

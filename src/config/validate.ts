@@ -15,7 +15,7 @@ import { parseAudit, parseLogLevel, parseMetrics } from "./observability.ts";
 import { parseRateLimits } from "./rate_limits.ts";
 import type { Substitution } from "./server_backends.ts";
 import { parseServers } from "./servers.ts";
-import { parseReplicaId, parseStorage } from "./storage.ts";
+import { parseReplicaId, parseStorage, parseStorageOptions } from "./storage.ts";
 import { parseTls } from "./tls.ts";
 import { parseTrustedProxies, warnWithoutTrustedProxies } from "./trusted_proxies.ts";
 import type { ResolvedConfig } from "./types.ts";
@@ -29,6 +29,9 @@ const TOP_KEYS = [
   "listen",
   "baseUrl",
   "storage",
+  "storagePool",
+  "storageTimeout",
+  "storageCaFile",
   "secret",
   "allowedOrigins",
   "limits",
@@ -94,6 +97,7 @@ export function validateConfig(
     listen,
     baseUrl,
     storage,
+    storageOptions: parseStorageOptions(c, raw, storage),
     secret,
     allowedOrigins: parseOrigins(c, raw.allowedOrigins),
     limits,
