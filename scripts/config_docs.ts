@@ -131,11 +131,13 @@ size follows the configuration, not the directory. The sign-in keeps the full li
 refresh recomputes the claim from the configuration of the moment: a group named after a reload
 reaches the person's token at their next refresh, at most \`accessTokenTtl\` later.
 
-**How fresh.** Groups are those of the sign-in that began the grant (or of the browser's single
-sign-on session it reused, \`ssoSessionTtl\`); a refresh does not ask the identity provider
-again. Someone removed from a group at the provider keeps it in the grants they hold until those
-end (\`refreshTokenTtl\`) or are revoked: revoke them (\`gatehouse grants revoke --user EMAIL\`)
-for immediate effect. See [security.md](security.md#groups-from-the-identity-provider).`;
+**How fresh.** Groups are at most \`oauth.groupsMaxAge\` (1 hour) old when tokens are issued:
+past it, the code or the refresh asks the identity provider again, with the tokens kept (sealed)
+from the person's sign-in (its refresh token, \`offline_access\` being asked for where the provider
+offers it; else userinfo while its access token lasts; GitHub's API). A person the provider no
+longer knows loses the grant; a provider that is down leaves the last groups in place, and the log
+says so. An access token issued before keeps its groups until it expires (\`accessTokenTtl\`).
+See [security.md](security.md#groups-from-the-identity-provider).`;
 
 export function renderConfigurationDoc(): string {
   const top = CONFIG_SCHEMA.properties!;

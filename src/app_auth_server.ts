@@ -16,6 +16,7 @@ import { createMcpUpstreamClient } from "./credentials/mcp_upstream.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
 import { CredentialVault } from "./credentials/vault.ts";
 import { IdpTokenVault } from "./credentials/idp_token_vault.ts";
+import { IdentityRenewal } from "./credentials/idp_identity.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
 import { createIdentityProvider } from "./idp/create.ts";
 import { checkAccess } from "./idp/policy.ts";
@@ -166,6 +167,15 @@ export async function createAuthServer(
     ),
     keepMs: oauthConfig.refreshTokenTtlMs,
   });
+  const idp = createIdentityProvider(oauthConfig.idp, clock, logger);
+  const renewal = new IdentityRenewal({
+    vault: idpTokens,
+    provider: idp,
+    clock,
+    logger,
+    maxAgeMs: oauthConfig.groupsMaxAgeMs,
+  });
+  const currentIdentity = (identity: Identity) => renewal.current(identity);
   const loginFlow = new LoginFlow({
     issuer,
     oauth: oauthConfig,
@@ -175,8 +185,9 @@ export async function createAuthServer(
     clients,
     grants,
     sso,
-    idp: createIdentityProvider(oauthConfig.idp, clock, logger),
+    idp,
     idpTokens,
+    currentIdentity,
     cookies,
     resolveResource: resolve,
     checkAccess: access,
@@ -206,6 +217,7 @@ export async function createAuthServer(
         grants,
         accessTokens,
         checkAccess: access,
+        currentIdentity,
         checkServerAccess: (identity, audience) => serverAccess(identity, audience)?.reason,
         resolveResource: resolve,
         // Read at each issue: tests change the policy in place, as a reload would.

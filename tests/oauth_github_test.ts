@@ -9,7 +9,9 @@ import {
   jwtClaims,
   obtainCode,
   registerClient,
+  token,
 } from "./fixtures/oauth_raw.ts";
+import { testClock } from "./fixtures/clock.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -140,6 +142,68 @@ oauth:
     );
     assert.equal(stop.response.status, 403);
     assert.match(stop.body, /builder@else\.example is not permitted/);
+  } finally {
+    await gw.close();
+    await github.close();
+  }
+});
+
+Deno.test("github login: a refresh past groupsMaxAge reads the organisations again; out of the org, or the app revoked, the grant ends", async () => {
+  const github = await startFakeGithub();
+  const clock = testClock();
+  const gw = await startGateway(
+    `
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+oauth:
+  groupsMaxAge: 10m
+  idp:
+    provider: github
+    clientId: ${github.clientId}
+    clientSecret: ${github.clientSecret}
+    githubUrl: ${github.url}
+    githubApiUrl: ${github.url}/api
+  allow: { orgs: [acme] }
+`,
+    {},
+    { clock },
+  );
+  const refresh = (clientId: string, refreshToken: string) =>
+    token(gw.url, {
+      grant_type: "refresh_token",
+      client_id: clientId,
+      refresh_token: refreshToken,
+    });
+  try {
+    const client = await registerClient(gw.url);
+    const signIn = async () => {
+      const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
+        .get("code")!;
+      return (await exchangeCode(gw.url, client.client_id, code)).json;
+    };
+    const first = await signIn();
+    // Still in acme, in a new team too: the read after groupsMaxAge keeps the grant going.
+    github.update(4242, { orgs: ["Acme"], teams: [{ org: "Acme", slug: "Ops" }] });
+    clock.advance(11 * 60_000);
+    const kept = await refresh(client.client_id, first.refresh_token);
+    assert.equal(kept.status, 200, JSON.stringify(kept.json));
+    // Out of acme at GitHub: the next read ends the grant (the access policy no longer admits).
+    github.update(4242, { orgs: [], teams: [] });
+    clock.advance(11 * 60_000);
+    const out = await refresh(client.client_id, kept.json.refresh_token);
+    assert.equal(out.status, 400);
+    assert.equal(out.json.error, "invalid_grant");
+    assert.match(out.json.error_description, /access was withdrawn/);
+
+    // A new sign-in, then the person revokes the app at GitHub: GitHub answers 401.
+    github.user = { ...github.user, orgs: ["Acme"] };
+    const second = await signIn();
+    github.revokeTokens();
+    clock.advance(11 * 60_000);
+    const revoked = await refresh(client.client_id, second.refresh_token);
+    assert.equal(revoked.status, 400);
+    assert.match(revoked.json.error_description, /identity provider no longer accepts/);
   } finally {
     await gw.close();
     await github.close();

@@ -17,6 +17,7 @@ export const OAUTH_DEFAULTS = {
   authorizationRequestTtlMs: 10 * 60_000,
   unusedClientTtlMs: 24 * 60 * 60_000,
   ssoSessionTtlMs: 12 * 60 * 60_000,
+  groupsMaxAgeMs: 60 * 60_000,
 };
 
 const OAUTH_KEYS = [
@@ -26,6 +27,7 @@ const OAUTH_KEYS = [
   "authorizationRequestTtl",
   "unusedClientTtl",
   "ssoSessionTtl",
+  "groupsMaxAge",
   "idp",
   "allow",
   "clientMetadataDocuments",
@@ -268,6 +270,11 @@ export function parseOAuth(c: Checker, value: unknown): OAuthConfig | undefined 
       raw.ssoSessionTtl,
       at("ssoSessionTtl"),
       OAUTH_DEFAULTS.ssoSessionTtlMs,
+    ),
+    groupsMaxAgeMs: c.duration(
+      raw.groupsMaxAge,
+      at("groupsMaxAge"),
+      OAUTH_DEFAULTS.groupsMaxAgeMs,
     ),
     idp,
     allow: parsePolicy(c, raw.allow, idp),

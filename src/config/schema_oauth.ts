@@ -71,6 +71,10 @@ export const OAUTH_SCHEMA: JsonSchema = {
       "24h",
     ),
     ssoSessionTtl: duration("How long a browser sign-in lasts.", "12h"),
+    groupsMaxAge: duration(
+      "How old the person's groups (and GitHub organisations) may be when tokens are issued: older ones are read again from the identity provider, with the provider's tokens kept from the sign-in; a person the provider no longer knows loses the grant.",
+      "1h",
+    ),
     clientMetadataDocuments: {
       type: "object",
       additionalProperties: false,

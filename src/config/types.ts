@@ -341,6 +341,8 @@ export interface OAuthConfig {
   unusedClientTtlMs: number;
   /** The browser's single sign-on session. */
   ssoSessionTtlMs: number;
+  /** Groups older than this are read again from the identity provider when tokens are issued. */
+  groupsMaxAgeMs: number;
   idp: IdpConfig;
   allow: AccessPolicy;
   clientMetadataDocuments: ClientMetadataDocumentsConfig;

@@ -15,4 +15,9 @@ export interface Identity {
   groups?: string[];
   /** GitHub: every verified address, for domain and address rules. */
   verifiedEmails?: string[];
+  /**
+   * Epoch ms when the provider last stated `groups` and `orgs` (the sign-in, or a later read
+   * when tokens were issued: credentials/idp_identity.ts). Unknown for identities kept before.
+   */
+  describedAt?: number;
 }

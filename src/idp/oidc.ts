@@ -8,7 +8,7 @@ import * as oauth from "oauth4webapi";
 import type { IdpConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
-import type { IdpTokens } from "../core/idp_tokens.ts";
+import { accessTokenLive, type IdpTokens } from "../core/idp_tokens.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
 import { boundGroups, readGroupsClaim } from "./groups.ts";
@@ -19,6 +19,7 @@ import {
   type IdpLog,
   type LoginFinish,
   type LoginStart,
+  type Renewal,
   type SignedIn,
 } from "./provider.ts";
 
@@ -79,17 +80,23 @@ export function createOidcProvider(
     }
   }
 
-  /** The person's groups: `claim` of the ID token, else of userinfo; never Microsoft Graph. */
+  /**
+   * The person's groups: `claim` of the ID token, else of userinfo; never Microsoft Graph.
+   * Without an ID token (a refresh that sent none) only userinfo, which must then carry the
+   * claim (`renewing`): its absence says nothing of the groups, and they stay as last read.
+   */
   async function groupsOf(
     as: oauth.AuthorizationServer,
-    claims: oauth.IDToken,
+    sub: string,
+    claims: oauth.IDToken | undefined,
     accessToken: string,
     claim: string,
+    renewing = false,
   ): Promise<string[]> {
-    const subject = `${config.provider}:${claims.sub}`;
-    const inToken = readGroupsClaim(claims[claim], claim, subject, log);
+    const subject = `${config.provider}:${sub}`;
+    const inToken = claims && readGroupsClaim(claims[claim], claim, subject, log);
     if (inToken) return boundGroups(inToken, subject, log);
-    if (isOverage(claims, claim)) {
+    if (claims && isOverage(claims, claim)) {
       log.warn(
         "the identity provider sent a group overage instead of the groups; sign-in proceeds without groups",
         {
@@ -101,30 +108,123 @@ export function createOidcProvider(
       );
       return [];
     }
-    if (!as.userinfo_endpoint) return [];
-    let info: oauth.UserInfoResponse;
+    if (!as.userinfo_endpoint) {
+      if (renewing) throw new IdpError("provider_error", "the identity provider has no userinfo");
+      return [];
+    }
+    const info = await userinfo(
+      as,
+      sub,
+      accessToken,
+      `the identity provider's userinfo answer (asked for the ${claim} claim)`,
+    );
+    const named = readGroupsClaim(info[claim], claim, subject, log);
+    if (named === undefined && renewing) {
+      throw new IdpError(
+        "provider_error",
+        `the identity provider's userinfo has no ${claim} claim and the refresh sent no ID token`,
+      );
+    }
+    return boundGroups(named ?? [], subject, log);
+  }
+
+  /** The userinfo answer for the person `sub` names, read with `accessToken`. */
+  async function userinfo(
+    as: oauth.AuthorizationServer,
+    sub: string,
+    accessToken: string,
+    /** What the answer was for, as an error names it. */
+    what: string,
+  ): Promise<oauth.UserInfoResponse> {
     try {
-      info = await bounded(async (options) =>
+      return await bounded(async (options) =>
         await oauth.processUserInfoResponse(
           as,
           client,
-          claims.sub,
+          sub,
           await oauth.userInfoRequest(as, client, accessToken, options),
         )
       );
     } catch (error) {
-      throw new IdpError(
-        "invalid_response",
-        `the identity provider's userinfo answer, asked for the ${claim} claim, could not be accepted: ${
-          (error as Error).message
-        }`,
-      );
+      throw askError(error, what);
     }
-    return boundGroups(readGroupsClaim(info[claim], claim, subject, log) ?? [], subject, log);
+  }
+
+  /** New tokens from the refresh token kept; the ID token's claims if it sent one. */
+  async function refreshed(
+    as: oauth.AuthorizationServer,
+    sub: string,
+    tokens: IdpTokens & { refreshToken: string },
+  ): Promise<{ tokens: IdpTokens; claims?: oauth.IDToken }> {
+    let result: oauth.TokenEndpointResponse;
+    try {
+      result = await bounded(async (options) =>
+        await oauth.processRefreshTokenResponse(
+          as,
+          client,
+          await oauth.refreshTokenGrantRequest(
+            as,
+            client,
+            clientAuth,
+            tokens.refreshToken,
+            options,
+          ),
+        )
+      );
+    } catch (error) {
+      throw askError(error, "the identity provider's answer to a refresh");
+    }
+    const claims = oauth.getValidatedIdTokenClaims(result);
+    if (claims && claims.sub !== sub) {
+      throw new IdpError("invalid_response", "the refreshed ID token names another person");
+    }
+    const next = tokensOf(result, clock.now());
+    // A provider that does not rotate sends no new refresh token: the old one stays good.
+    next.refreshToken ??= tokens.refreshToken;
+    next.idToken ??= tokens.idToken;
+    return { tokens: next, claims };
   }
 
   return {
     kind: config.provider,
+    async renew(subject: string, tokens: IdpTokens): Promise<Renewal> {
+      const as = await server();
+      const sub = subject.slice(config.provider.length + 1);
+      let current = tokens;
+      let claims: oauth.IDToken | undefined;
+      if (tokens.refreshToken !== undefined) {
+        ({ tokens: current, claims } = await refreshed(as, sub, {
+          ...tokens,
+          refreshToken: tokens.refreshToken,
+        }));
+      } else if (!accessTokenLive(tokens, clock.now())) {
+        throw new IdpError(
+          "provider_error",
+          "the identity provider issued no refresh token at sign-in and its access token has expired",
+        );
+      }
+      if (config.groupsClaim !== undefined) {
+        const groups = await groupsOf(
+          as,
+          sub,
+          claims,
+          current.accessToken,
+          config.groupsClaim,
+          true,
+        );
+        return { groups, tokens: current };
+      }
+      // No groups to read; a refresh already proved the provider still knows the person.
+      if (tokens.refreshToken === undefined && as.userinfo_endpoint) {
+        await userinfo(
+          as,
+          sub,
+          current.accessToken,
+          "the identity provider's userinfo answer (asked whether the person is still known)",
+        );
+      }
+      return { tokens: current };
+    },
     async authorizationUrl(start: LoginStart): Promise<URL> {
       const as = await server();
       if (!as.authorization_endpoint) {
@@ -137,7 +237,9 @@ export function createOidcProvider(
       url.searchParams.set("client_id", config.clientId);
       url.searchParams.set("redirect_uri", start.redirectUri);
       url.searchParams.set("response_type", "code");
-      url.searchParams.set("scope", config.scopes.join(" "));
+      url.searchParams.set("scope", scopesFor(as, config).join(" "));
+      // Google hands out a refresh token for this instead of the offline_access scope.
+      if (config.provider === "google") url.searchParams.set("access_type", "offline");
       url.searchParams.set("state", start.state);
       url.searchParams.set("nonce", start.nonce);
       url.searchParams.set("code_challenge", start.codeChallenge);
@@ -189,7 +291,7 @@ export function createOidcProvider(
             : undefined,
           name: typeof claims.name === "string" ? claims.name : undefined,
           ...(config.groupsClaim !== undefined && {
-            groups: await groupsOf(as, claims, result.access_token, config.groupsClaim),
+            groups: await groupsOf(as, claims.sub, claims, result.access_token, config.groupsClaim),
           }),
         };
         return { identity, tokens: tokensOf(result, clock.now()) };
@@ -216,4 +318,46 @@ export function tokensOf(result: oauth.TokenEndpointResponse, now: number): IdpT
     ...(result.scope !== undefined && { scope: result.scope }),
     obtainedAt: now,
   };
+}
+
+/**
+ * The scopes asked for at sign-in: the configured ones, with `offline_access` where the provider
+ * offers it, so that a refresh token lets the gateway ask about the person again later.
+ */
+export function scopesFor(as: oauth.AuthorizationServer, config: IdpConfig): string[] {
+  const offered = as.scopes_supported?.includes("offline_access") ?? false;
+  return offered && !config.scopes.includes("offline_access")
+    ? [...config.scopes, "offline_access"]
+    : config.scopes;
+}
+
+/**
+ * A failed call to the provider as an `IdpError`: "revoked" when the provider refused the
+ * person's tokens (invalid_grant, 401), "unreachable" when it could not be reached, else
+ * "provider_error".
+ */
+export function askError(error: unknown, what: string): IdpError {
+  if (error instanceof IdpError) return error;
+  const message = (error as Error).message;
+  if (error instanceof oauth.ResponseBodyError) {
+    return new IdpError(
+      error.error === "invalid_grant" ? "revoked" : "provider_error",
+      `${what} was a refusal: ${error.error}${
+        error.error_description ? ` (${error.error_description})` : ""
+      }`,
+    );
+  }
+  const status = error instanceof oauth.WWWAuthenticateChallengeError
+    ? error.status
+    : error instanceof oauth.OperationProcessingError && error.cause instanceof Response
+    ? error.cause.status
+    : undefined;
+  if (status === 401) return new IdpError("revoked", `${what} was 401: the token is not accepted`);
+  if (status !== undefined) {
+    return new IdpError("provider_error", `${what} could not be accepted: ${message}`);
+  }
+  if (error instanceof oauth.OperationProcessingError) {
+    return new IdpError("invalid_response", `${what} could not be accepted: ${message}`);
+  }
+  return new IdpError("unreachable", `${what} did not come: ${message}`);
 }

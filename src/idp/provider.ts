@@ -31,6 +31,22 @@ export interface IdentityProvider {
   authorizationUrl(start: LoginStart): Promise<URL>;
   /** Exchanges the callback's code and returns who logged in; throws `IdpError` otherwise. */
   completeLogin(finish: LoginFinish): Promise<SignedIn>;
+  /**
+   * The person's groups as the provider states them now, asked with the tokens kept from their
+   * sign-in (refreshed first where a refresh token is kept): the groups, and the tokens to keep
+   * from now on. Throws `IdpError` "revoked" when the provider no longer knows the person or
+   * refuses their tokens (invalid_grant, 401), any other code when it could not be asked.
+   */
+  renew(subject: string, tokens: IdpTokens): Promise<Renewal>;
+}
+
+/** What the provider says of a person when asked again after their sign-in. */
+export interface Renewal {
+  /** As `Identity.groups`: undefined when this provider reads no groups. */
+  groups?: string[];
+  /** As `Identity.orgs` (GitHub). */
+  orgs?: string[];
+  tokens: IdpTokens;
 }
 
 /** Where a provider reports what it accepted only in part (the gateway's logger fits). */
@@ -39,8 +55,9 @@ export interface IdpLog {
 }
 
 /** A login that failed at or after the provider; the message is shown to the person. */
-export class IdpError
-  extends GatehouseError<"provider_error" | "login_refused" | "invalid_response" | "unreachable"> {}
+export class IdpError extends GatehouseError<
+  "provider_error" | "login_refused" | "invalid_response" | "unreachable" | "revoked"
+> {}
 
 /** Outbound calls to a provider give up after this long. */
 export const IDP_TIMEOUT_MS = 10_000;

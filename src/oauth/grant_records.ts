@@ -25,10 +25,11 @@ export interface FamilyRecord {
   audience?: string[];
   scope?: string;
   /**
-   * The person's groups as the identity provider named them at the sign-in that began the
-   * grant (bounded at sign-in, idp/groups.ts): every request is judged by these, not by the
-   * token's `groups` claim, which holds only those the configuration named when it was issued.
-   * Unknown for families opened before; their requests fall back to the token's claim.
+   * The person's groups as the identity provider last named them (at the sign-in that began the
+   * grant, or read again at a token request once older than `oauth.groupsMaxAge`; bounded,
+   * idp/groups.ts): every request is judged by these, not by the token's `groups` claim, which
+   * holds only those the configuration named when it was issued. Unknown for families opened
+   * before; their requests fall back to the token's claim.
    */
   groups?: string[];
   /** When the authorization code was redeemed; unknown for families opened before. */
@@ -51,14 +52,14 @@ export interface GrantFacts {
 }
 
 /**
- * `record` with the facts it lacks taken from `facts` (a legacy family learns them here, and a
- * family opened before groups were kept learns its groups at its next token).
+ * `record` with the facts it lacks taken from `facts` (a legacy family learns them here), and
+ * the person's groups as `facts` last read them (at sign-in, or from the identity provider again
+ * when they grew older than `oauth.groupsMaxAge`; a family opened before groups were kept
+ * learns them here too).
  */
 export function withFacts(record: FamilyRecord, facts: GrantFacts): FamilyRecord {
   const groups = facts.identity.groups;
-  if (record.groups === undefined && groups !== undefined) {
-    record = { ...record, groups: [...groups] };
-  }
+  if (groups !== undefined) record = { ...record, groups: [...groups] };
   if (record.userId !== undefined) return record;
   return {
     ...record,

@@ -31,7 +31,16 @@ export interface TokenDeps {
    * person's groups, asked afresh at each issue so a refresh after a reload sees new names.
    */
   namedGroups(): ReadonlySet<string>;
+  /**
+   * The person as they are now: `identity` while its groups are recent (`oauth.groupsMaxAge`),
+   * else as the identity provider states them; not ok when the provider no longer accepts the
+   * person. Left out: the identity as kept.
+   */
+  currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
 }
+
+/** The person as the identity provider states them now, or why their grant ends. */
+export type CurrentIdentity = { ok: true; identity: Identity } | { ok: false; reason: string };
 
 export interface TokenResponse {
   access_token: string;
@@ -275,14 +284,23 @@ async function refreshTokenGrant(
     throw new OAuthError("invalid_grant", "the refresh token was issued to another client");
   }
   if (client.tokenEndpointAuthMethod === "none") await admit(client);
-  const refusal = deps.checkAccess(record.identity);
+  const current = await deps.currentIdentity?.(record.identity) ??
+    { ok: true, identity: record.identity };
+  if (!current.ok) {
+    await deps.grants.revokeFamily(familyId);
+    throw new OAuthError("invalid_grant", current.reason);
+  }
+  // The groups as read now travel on: into the family (each request is judged by them), the
+  // next refresh token and the access token.
+  const context = { ...record, identity: current.identity };
+  const refusal = deps.checkAccess(context.identity);
   if (refusal) {
     await deps.grants.revokeFamily(familyId);
     throw new OAuthError("invalid_grant", `access was withdrawn: ${refusal}`);
   }
   const audience = narrowAudience(form, record.audience, deps);
-  await checkServers(deps, familyId, record, audience);
-  const rotation = await deps.grants.rotateRefresh(token, record);
+  await checkServers(deps, familyId, context, audience);
+  const rotation = await deps.grants.rotateRefresh(token, context);
   if (!rotation.ok) {
     throw new OAuthError(
       "invalid_grant",
@@ -291,7 +309,7 @@ async function refreshTokenGrant(
         : "the refresh token was already used or revoked; every token of this grant is revoked",
     );
   }
-  return await respond(deps, client, familyId, record, audience, rotation.token);
+  return await respond(deps, client, familyId, context, audience, rotation.token);
 }
 
 /**

@@ -6,7 +6,9 @@
  * for storage. The first time this replica sees a grant it reads the grant's record once: a
  * token of a grant already revoked, or one storage no longer knows, is refused at once; and the
  * person's groups the grant keeps are kept with it, so every request is judged by all of them
- * (a reload's policy may name a group no configuration named when the token was issued).
+ * (a reload's policy may name a group no configuration named when the token was issued). A
+ * token issued after that read (a refresh, which may have read the groups again from the
+ * identity provider) has the record read again: one read per grant per newer access token.
  */
 import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
@@ -41,8 +43,11 @@ const DESCRIPTIONS: Record<JwtError["code"], string> = {
 export const REVOKED_GRANT = "this grant was revoked: sign in again through your MCP client";
 
 export class TokenVerifier {
-  /** Grants read once and found live, with the groups their record keeps (if it does). */
-  readonly #known = new Map<string, readonly string[] | undefined>();
+  /**
+   * Grants read and found live: the groups their record keeps (if it does), and the issue time
+   * (`iat`) of the newest token the record was read for.
+   */
+  readonly #known = new Map<string, { groups?: readonly string[]; iat: number }>();
   /** Per service: tokens already verified for it, and their claims. */
   readonly #verified = new Map<ServerName, Map<string, AccessTokenClaims>>();
   #verifiedCount = 0;
@@ -94,9 +99,8 @@ export class TokenVerifier {
   async #unlessRevoked(claims: AccessTokenClaims): Promise<TokenCheck> {
     const { revocations, grants } = this.options;
     if (revocations.has(claims.fam)) return { ok: false, description: REVOKED_GRANT };
-    if (this.#known.has(claims.fam)) {
-      return { ok: true, claims, groups: this.#known.get(claims.fam) };
-    }
+    const known = this.#known.get(claims.fam);
+    if (known && claims.iat! <= known.iat) return { ok: true, claims, groups: known.groups };
     const family = await grants.liveFamily(claims.fam);
     if (!family) {
       // Kept as long as the token could verify, so it is refused without a read from now on.
@@ -104,7 +108,7 @@ export class TokenVerifier {
       return { ok: false, description: REVOKED_GRANT };
     }
     if (this.#known.size >= KNOWN_GRANTS_SIZE) this.#known.clear();
-    this.#known.set(claims.fam, family.groups);
+    this.#known.set(claims.fam, { groups: family.groups, iat: claims.iat! });
     return { ok: true, claims, groups: family.groups };
   }
 }

@@ -11,6 +11,7 @@ import type { Identity } from "../core/identity.ts";
 import type { AuthorizationRequest } from "../oauth/authorize.ts";
 import { OAuthError, oauthErrorLocation, oauthErrorRedirect } from "../oauth/errors.ts";
 import type { GrantStore } from "../oauth/grants.ts";
+import type { CurrentIdentity } from "../oauth/token.ts";
 import type { Logger } from "../observability/logger.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
@@ -33,6 +34,11 @@ export interface AuthorizationCompletionDeps {
   credentialsMissing(audience: string[], user: string): Promise<string[]>;
   /** The first of these audiences whose server's `access:` refuses the person, and why. */
   checkServerAccess(identity: Identity, audience: string[]): ServerRefusal | undefined;
+  /**
+   * The person as the identity provider states them now when their groups are older than
+   * `oauth.groupsMaxAge` (an SSO session outlives them); left out: as signed in.
+   */
+  currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
 }
 
 /** A server the person may not use, and the sentence saying so. */
@@ -232,8 +238,13 @@ export class AuthorizationCompletion {
     });
   }
 
-  async #issueCode(request: AuthorizationRequest, identity: Identity): Promise<Response> {
+  async #issueCode(request: AuthorizationRequest, signedIn: Identity): Promise<Response> {
     const { deps } = this;
+    const current = await deps.currentIdentity?.(signedIn) ?? { ok: true, identity: signedIn };
+    if (!current.ok) {
+      return await errorPage(403, "Sign in again", `${current.reason}.`);
+    }
+    const { identity } = current;
     // Asked again here: the configuration may have been reloaded while the person consented.
     const refused = await this.#refusal(request, identity);
     if (refused) return refused;

@@ -16,6 +16,7 @@ import type { IdentityProvider } from "../idp/provider.ts";
 import { checkAuthorizationRequest } from "../oauth/authorize.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
 import { oauthErrorRedirect } from "../oauth/errors.ts";
+import type { CurrentIdentity } from "../oauth/token.ts";
 import type { GrantStore } from "../oauth/grants.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Store } from "../store/store.ts";
@@ -54,6 +55,8 @@ export interface LoginFlowDeps {
   checkServerAccess(identity: Identity, audience: string[]): ServerRefusal | undefined;
   /** Services among these audiences that act as the person and lack their credential. */
   credentialsMissing(audience: string[], user: string): Promise<string[]>;
+  /** The person as the identity provider states them now, when their groups are too old. */
+  currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
 }
 
 export class LoginFlow {
@@ -89,6 +92,7 @@ export class LoginFlow {
       pending: this.#pending,
       credentialsMissing: deps.credentialsMissing,
       checkServerAccess: deps.checkServerAccess,
+      currentIdentity: deps.currentIdentity,
     });
     this.#signOut = new SignOut({ sso: deps.sso, logger: deps.logger, basePath: this.#basePath });
   }
@@ -112,7 +116,16 @@ export class LoginFlow {
       request: check.request,
       expiresAt: deps.clock.now() + deps.oauth.authorizationRequestTtlMs,
     };
-    const session = await deps.sso.fromRequest(request);
+    let session = await deps.sso.fromRequest(request);
+    const current = session && await deps.currentIdentity?.(session.identity);
+    if (session && current) {
+      if (current.ok) session = { ...session, identity: current.identity };
+      else {
+        // The provider no longer accepts the person: this sign-in is over; they sign in afresh.
+        await deps.sso.end(session);
+        session = undefined;
+      }
+    }
     if (session && !deps.checkAccess(session.identity)) {
       return await this.#completion.afterLogin(session, pendingId, pending, []);
     }
@@ -142,7 +155,8 @@ export class LoginFlow {
     }
     const outcome = await this.#roundTrip.finish(check.returned);
     if (!outcome.ok) return outcome.response;
-    const { identity } = outcome;
+    // When the provider stated the groups: tokens issued later read them again once too old.
+    const identity: Identity = { ...outcome.identity, describedAt: deps.clock.now() };
     const refusal = deps.checkAccess(identity);
     if (refusal) {
       deps.logger.warn("login refused by the access policy", { subject: identity.subject });
