@@ -22,15 +22,26 @@ process hears one subscribe per resource, and the unsubscribe when the last sess
 A request of the process for input (elicitation, sampling, \`roots/list\`) reaches the session
 whose call is waiting, when exactly one call that may take input (\`tools/call\`,
 \`prompts/get\`, \`resources/read\`) is in flight on the process and its client declared that
-capability; otherwise it is refused with an error saying why, never guessed. On a busy shared
-process, tools that ask for input mid-call may therefore be refused: keep such servers on
-\`share: session\`. A process shared by everyone is never asked for roots (\`roots/list\` is refused,
-and the gateway does not offer the capability). A URL elicitation's completion goes to the session it was
-asked of. Log messages go to the session with calls in flight; with none or several (and any
-other notification that names no session), to every session of a person's process, and to none on
-everyone's. Tasks (2025-11-25) outlive their request and are found by id or listed, so everyone's
-process shows no \`tasks\` capability, refuses \`tasks/*\` and runs a call asked to run as a task
-as a plain call.
+capability; otherwise it is refused with an error saying why, never guessed. Over stdio nothing
+ties a process's question or log line to the call it came from, so on a process shared by
+everyone the one call in flight is taken as the asker only if no other session's call ran on the
+process at any moment of its life: a process still working on bob's call after his answer went
+out must not ask alice, whose call happens to be waiting. On a busy shared process, tools that ask
+for input mid-call may therefore be refused: keep such servers on \`share: session\` or
+\`person\`. A process shared by everyone is never asked for roots (\`roots/list\` is refused,
+and the gateway does not offer the capability). A URL elicitation's completion goes to the session
+it was asked of. Log messages go to the session with calls in flight (on everyone's process, by
+the same rule as questions); with none or several (and any other notification that names no
+session), to every session of a person's process, and to none on everyone's: dropped and counted
+in \`gatehouse_shared_process_dropped_total\`. Tasks (2025-11-25) outlive their request and are
+found by id or listed, so everyone's process shows no \`tasks\` capability, refuses \`tasks/*\`
+and runs a call asked to run as a task as a plain call.
+
+A line of a shared process's output that the gateway cannot pass on (past
+\`limits.maxMessageBytes\`, not JSON, not JSON-RPC) fails only the call it answered, found by
+the JSON-RPC \`id\` at its start or end (a line that names no call is logged and skipped); the
+process and everyone else's sessions go on. A session's own process (\`share: session\`) still
+ends the session on such a line.
 
 A shared process with no session for \`processIdleTimeout\` is stopped, and the next session
 starts it again. A reload that changes or removes the server ends its sessions (as for any

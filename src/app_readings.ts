@@ -74,4 +74,10 @@ function addProcessReadings(metrics: GatewayMetrics, processes: ProcessPool): vo
     "counter",
     () => [...processes.crashes()].map(([server, count]) => [{ server }, count]),
   );
+  metrics.registry.reading(
+    "gatehouse_shared_process_dropped_total",
+    "Notices (log lines and others) of processes shared by everyone dropped because they named no call the gateway could tie to one person, by server.",
+    "counter",
+    () => [...processes.dropped()].map(([server, count]) => [{ server }, count]),
+  );
 }

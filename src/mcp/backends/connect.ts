@@ -185,7 +185,7 @@ function createTransport(
   rejected?: TokenRejected,
 ): Backend {
   if (server.transport === "stdio") {
-    const child = (logger = options.logger) =>
+    const child = (logger = options.logger, skipUnreadable = false) =>
       new StdioBackend({
         spec: {
           command: server.command,
@@ -199,6 +199,7 @@ function createTransport(
         // Its stderr lines are logged: what it was given must not be.
         logger: maskingLogger(logger, mask),
         mask,
+        skipUnreadable,
       });
     if (server.share !== "session" && options.processes) {
       // One process for the person (or everyone), which this session joins (process_pool.ts).
@@ -206,8 +207,9 @@ function createTransport(
         server,
         person: user["user.id"],
         token: user["user.token"],
-        // Logged as the server's, not as this session's: the process outlives the session.
-        spawn: child,
+        // Logged as the server's, not as this session's: the process outlives the session. A
+        // line it cannot read fails only the call it answers: others' sessions go on.
+        spawn: (logger) => child(logger, true),
         startTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       });
       return { transport: port, close: () => port.close(), detach: () => port.close() };

@@ -10,18 +10,34 @@ export class LineTooLongError extends GatehouseError<"line_too_long"> {
   }
 }
 
+/** How much of a skipped line's start and end `onTooLong` hears: where a JSON-RPC `id` sits. */
+export const KEPT_HEAD_CHARS = 4096;
+export const KEPT_TAIL_CHARS = 300;
+
+export interface ReadLinesOptions {
+  /** Cut an over-long line to `maxBytes` and skip the rest of it (for logs). */
+  truncate?: boolean;
+  /**
+   * Skip an over-long line and hand its first and last characters here (a shared process's
+   * answer too large for the limit fails only the call it answers); nothing more of it is
+   * kept, however long it grows.
+   */
+  onTooLong?: (head: string, tail: string) => void;
+}
+
 /**
- * With `truncate`, an over-long line is cut to `maxBytes` and the rest of it skipped (for logs);
- * without it, an over-long line throws `LineTooLongError` (for protocol streams).
+ * Lines of `stream`. With neither option an over-long line throws `LineTooLongError` (for
+ * protocol streams whose one reader cannot go on without it).
  */
 export async function* readLines(
   stream: ReadableStream<Uint8Array>,
   maxBytes: number,
-  { truncate = false } = {},
+  { truncate = false, onTooLong }: ReadLinesOptions = {},
 ): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let pending = "";
-  let skipping = false;
+  /** While an over-long line is skipped: its start, and the last characters seen of it. */
+  let skipping: { head: string; tail: string } | undefined;
   for await (const chunk of chunksOf(stream)) {
     pending += decoder.decode(chunk, { stream: true });
     let newline: number;
@@ -29,21 +45,29 @@ export async function* readLines(
       const line = pending.slice(0, newline).replace(/\r$/, "");
       pending = pending.slice(newline + 1);
       if (skipping) {
-        skipping = false;
+        onTooLong?.(skipping.head, (skipping.tail + line).slice(-KEPT_TAIL_CHARS));
+        skipping = undefined;
         continue;
       }
-      if (line.length > maxBytes && !truncate) throw new LineTooLongError(maxBytes);
-      yield line.slice(0, maxBytes);
+      if (line.length <= maxBytes || truncate) {
+        yield line.slice(0, maxBytes);
+        continue;
+      }
+      if (!onTooLong) throw new LineTooLongError(maxBytes);
+      onTooLong(line.slice(0, KEPT_HEAD_CHARS), line.slice(-KEPT_TAIL_CHARS));
     }
     if (pending.length > maxBytes) {
-      if (!truncate) throw new LineTooLongError(maxBytes);
-      if (!skipping) yield pending.slice(0, maxBytes);
-      skipping = true;
+      if (!truncate && !onTooLong) throw new LineTooLongError(maxBytes);
+      if (truncate && !skipping) yield pending.slice(0, maxBytes);
+      skipping = skipping
+        ? { head: skipping.head, tail: (skipping.tail + pending).slice(-KEPT_TAIL_CHARS) }
+        : { head: pending.slice(0, KEPT_HEAD_CHARS), tail: pending.slice(-KEPT_TAIL_CHARS) };
       pending = "";
     }
   }
   pending += decoder.decode();
-  if (pending.length > 0) yield pending;
+  if (skipping) onTooLong?.(skipping.head, (skipping.tail + pending).slice(-KEPT_TAIL_CHARS));
+  else if (pending.length > 0) yield pending;
 }
 
 /** A read's buffer at first, and the most it grows to (doubling when a read fills it). */

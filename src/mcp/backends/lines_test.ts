@@ -67,3 +67,22 @@ Deno.test("chunksOf() passes a stream that is not a byte stream on as it is", as
   for await (const chunk of chunksOf(stream)) seen.push(chunk);
   assert.deepEqual(seen, chunks);
 });
+
+Deno.test("readLines() with onTooLong skips a long line, hears its ends, and carries on", async () => {
+  const skipped: [string, string][] = [];
+  const lines: string[] = [];
+  const stream = streamOf(
+    '{"result":',
+    "y".repeat(30),
+    "z".repeat(30),
+    ',"id":7}\nok\n',
+    "x".repeat(12) + "\n",
+  );
+  const onTooLong = (head: string, tail: string) => skipped.push([head, tail]);
+  for await (const line of readLines(stream, 10, { onTooLong })) lines.push(line);
+  assert.deepEqual(lines, ["ok"]);
+  assert.equal(skipped.length, 2);
+  assert.ok(skipped[0][0].startsWith('{"result":'), "the head is the line's start");
+  assert.ok(skipped[0][1].endsWith(',"id":7}'), "the tail is the line's end");
+  assert.deepEqual(skipped[1], ["x".repeat(12), "x".repeat(12)]);
+});

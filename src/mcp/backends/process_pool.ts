@@ -77,6 +77,7 @@ export class ProcessPool {
   #total = 0;
   readonly #restarts = new Map<string, number>();
   readonly #crashes = new Map<string, number>();
+  readonly #dropped = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock,
@@ -182,6 +183,11 @@ export class ProcessPool {
     return this.#crashes;
   }
 
+  /** Notices of everyone's processes dropped for naming no call, per server. */
+  dropped(): ReadonlyMap<string, number> {
+    return this.#dropped;
+  }
+
   #refusal(person: string | undefined): string | undefined {
     const { processesPerUser, maxProcesses } = this.limits;
     if (this.#total >= maxProcesses) {
@@ -217,6 +223,10 @@ export class ProcessPool {
           server.processIdleTimeoutMs,
           { unref: true },
         );
+      },
+      onDropped: (method) => {
+        this.#count(this.#dropped, server.name);
+        logger.debug("dropped a notice of everyone's process that names no call", { method });
       },
       onEnded: (reason) => {
         if (!entry.stopping) {

@@ -14,6 +14,7 @@ import {
   type RpcRequest,
 } from "../protocol/jsonrpc.ts";
 import type { ProcessPort } from "./process_port.ts";
+import { type CallInFlight, whyNotAttributed } from "./shared_attribution.ts";
 
 /** The client capability each request of the process needs. */
 const NEEDS: Record<string, string> = {
@@ -34,8 +35,8 @@ export class SharedInputs {
     private readonly forwardRoots: boolean,
   ) {}
 
-  /** The process asked; `takers` are the sessions of the calls in flight that may take input. */
-  asked(request: RpcRequest, takers: readonly ProcessPort[]): void {
+  /** The process asked; `takers` are the calls in flight that may take input. */
+  asked(request: RpcRequest, takers: readonly CallInFlight[]): void {
     if (request.method === "ping") {
       return this.#reply({ jsonrpc: "2.0", id: request.id, result: {} });
     }
@@ -45,7 +46,7 @@ export class SharedInputs {
         errorResponse(request.id, RpcErrorCode.methodNotFound, `${request.method}: ${why}`),
       );
     }
-    const port = takers[0];
+    const port = takers[0].port;
     this.#asked.set(idKey(request.id), { port, id: request.id });
     const elicitationId = request.params?.elicitationId;
     if (request.method === "elicitation/create" && typeof elicitationId === "string") {
@@ -92,7 +93,7 @@ export class SharedInputs {
     }
   }
 
-  #refusal(request: RpcRequest, takers: readonly ProcessPort[]): string | undefined {
+  #refusal(request: RpcRequest, takers: readonly CallInFlight[]): string | undefined {
     const capability = NEEDS[request.method];
     if (capability === undefined) {
       return "the gateway does not relay this request from a shared process";
@@ -100,13 +101,9 @@ export class SharedInputs {
     if (capability === "roots" && (this.everyone || !this.forwardRoots)) {
       return "a process shared by everyone never learns one person's roots";
     }
-    if (takers.length === 0) {
-      return "no request of a client is waiting for input on this shared process";
-    }
-    if (takers.length > 1) {
-      return "several clients' requests are waiting on this shared process, and the gateway cannot tell which one asks";
-    }
-    if (takers[0].clientCapabilities[capability] === undefined) {
+    const unattributed = whyNotAttributed(takers, this.everyone);
+    if (unattributed !== undefined) return unattributed;
+    if (takers[0].port.clientCapabilities[capability] === undefined) {
       return `the client of the request waiting did not declare the ${capability} capability`;
     }
     return undefined;

@@ -8,8 +8,9 @@
  *   sessions that both number from 1 never collide, and the answer goes back to its session;
  * - a request of the process for input (elicitation, sampling, roots) goes to the session of
  *   the one call in flight that may take input (as on a stateless link, link_calls.ts), and
- *   only if that session's client declared the capability; otherwise it is refused, never
- *   guessed;
+ *   only if that session's client declared the capability and, on everyone's process, the
+ *   call never shared the process with another person's (shared_attribution.ts); otherwise it
+ *   is refused, never guessed; a log line that names no call likewise;
  * - list changes reach every session on the process, resource updates only the sessions that
  *   subscribed (the process hears one subscribe per URI, and one unsubscribe when the last
  *   session lets go);
@@ -37,6 +38,7 @@ import {
 import { ProgressTokens } from "../translate/progress_tokens.ts";
 import { ProcessPort } from "./process_port.ts";
 import { SharedInputs } from "./shared_inputs.ts";
+import { beginCall, type CallInFlight, noticeTo } from "./shared_attribution.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
 import { declaredToEveryone, refusedForEveryone, withoutTask } from "./shared_everyone.ts";
 
@@ -57,10 +59,12 @@ export interface SharedProcessOptions {
   onEnded(reason: string): void;
   /** The last session left (the pool starts counting idle time). */
   onEmpty(): void;
+  /** A notice of the process's that no session may hear was dropped (everyone's process). */
+  onDropped?(method: string): void;
 }
 
 /** A request of a session's, on its way through the process. */
-interface Call {
+interface Call extends CallInFlight {
   port: ProcessPort;
   id: RequestId;
   method: string;
@@ -223,7 +227,9 @@ export class SharedProcess {
     }
     const id = `gh-share-${++this.#next}`;
     const { request: sent, linkToken } = this.#progress.inbound(port.name, request);
-    this.#calls.set(id, { port, id: request.id, method: request.method, linkToken, subscribes });
+    const call: Call = { port, id: request.id, method: request.method, linkToken, subscribes };
+    beginCall(call, this.#calls.values());
+    this.#calls.set(id, call);
     port.calls.set(idKey(request.id), id);
     await this.#send({ ...sent, id } as JSONRPCMessage);
   }
@@ -280,7 +286,7 @@ export class SharedProcess {
     if (classified.kind === "response") return this.#answered(classified.message);
     if (classified.kind === "request") {
       const takers = [...this.#calls.values()].filter((call) => takesInput(call.method));
-      return this.#inputs.asked(classified.message, takers.map((call) => call.port));
+      return this.#inputs.asked(classified.message, takers);
     }
     this.#notified(classified.message);
   }
@@ -319,15 +325,9 @@ export class SharedProcess {
       for (const port of this.#ports) port.deliver(notification as JSONRPCMessage);
       return;
     }
-    // A log line or anything else that names no session. A log goes to the one session with
-    // calls in flight; with none (or several), and anything else, to every session on a
-    // person's process, and to nobody on everyone's (it may speak of another person's call).
-    const busy = new Set([...this.#calls.values()].map((call) => call.port));
-    const to = method === "notifications/message" && busy.size === 1
-      ? busy
-      : this.options.everyone
-      ? []
-      : this.#ports;
+    // A log line or anything else that names no session (shared_attribution.ts).
+    const to = [...noticeTo(method, [...this.#calls.values()], this.#ports, this.options.everyone)];
+    if (to.length === 0) this.options.onDropped?.(method);
     for (const port of to) port.deliver(notification as JSONRPCMessage);
   }
 

@@ -2,14 +2,18 @@
  * A stdio backend: one child process speaking newline-delimited JSON-RPC, implementing the
  * SDK's `Transport` so sessions treat every backend alike. Output that is not JSON-RPC ends
  * the connection with an error saying what was wrong with it: a backend that breaks the
- * protocol cannot be trusted with the rest of the session.
+ * protocol cannot be trusted with the rest of the session. A process several sessions share
+ * (`skipUnreadable`) instead skips such a line and fails only the call it answered
+ * (unreadable_lines.ts), so one person's broken answer does not end everyone's sessions.
  */
 import { GatehouseError } from "../../core/errors.ts";
 import type { JSONRPCMessage, Transport } from "../../sdk.ts";
 import { classify, whyNotJsonRpc } from "../protocol/jsonrpc.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { SecretMask } from "../../observability/mask.ts";
-import { readLines } from "./lines.ts";
+import { KEPT_HEAD_CHARS, KEPT_TAIL_CHARS, readLines } from "./lines.ts";
+import { answerTooLargeMessage } from "./bounded_answers.ts";
+import { answerInstead, unreadableAnswerMessage } from "./unreadable_lines.ts";
 import { describeSchemaDump } from "./schema_dump.ts";
 import { spawn, type SpawnSpec } from "./spawner.ts";
 import { type Clock, waitAtMost } from "../../core/clock.ts";
@@ -28,6 +32,8 @@ export interface StdioOptions {
   logger: Logger;
   /** The child's secrets (its person's token, configured ones): masked in its errors. */
   mask?: SecretMask;
+  /** Skip a line that cannot be read and fail only its call, instead of ending (shared processes). */
+  skipUnreadable?: boolean;
 }
 
 export class StdioBackend implements Transport {
@@ -142,13 +148,22 @@ export class StdioBackend implements Transport {
   }
 
   async #pumpStdout(stdout: ReadableStream<Uint8Array>): Promise<void> {
+    const max = this.options.maxMessageBytes;
+    const skip = this.options.skipUnreadable;
+    const onTooLong = (head: string, tail: string) =>
+      this.#skipped(head, tail, answerTooLargeMessage(max));
     try {
-      for await (const line of readLines(stdout, this.options.maxMessageBytes)) {
+      for await (const line of readLines(stdout, max, skip ? { onTooLong } : {})) {
         if (line.trim() === "") continue;
         let parsed: unknown;
         try {
           parsed = JSON.parse(line);
         } catch {
+          if (skip) {
+            const ends = [line.slice(0, KEPT_HEAD_CHARS), line.slice(-KEPT_TAIL_CHARS)] as const;
+            this.#skipped(...ends, unreadableAnswerMessage("it is not JSON"));
+            continue;
+          }
           // Masked before it is cut, so that no piece of a secret is left at the cut.
           const shown = this.options.mask?.mask(line) ?? line;
           return this.#fail(
@@ -159,6 +174,11 @@ export class StdioBackend implements Transport {
         if (!classified) {
           // The reason goes to the client; the line itself (its start) only to the log.
           const reason = whyNotJsonRpc(parsed);
+          if (skip) {
+            const ends = [line.slice(0, KEPT_HEAD_CHARS), line.slice(-KEPT_TAIL_CHARS)] as const;
+            this.#skipped(...ends, unreadableAnswerMessage(reason));
+            continue;
+          }
           this.options.logger.warn("backend wrote a message that is not valid JSON-RPC 2.0", {
             reason,
             line: this.#excerpt(line),
@@ -176,6 +196,17 @@ export class StdioBackend implements Transport {
       return this.#fail(new Error(`backend output rejected: ${(error as Error).message}`));
     }
     this.#fail(await this.#pipeClosed("backend process closed its output"));
+  }
+
+  /** A line skipped (skipUnreadable): its call, if one can be named, gets `reason` instead. */
+  #skipped(head: string, tail: string, reason: string): void {
+    const instead = answerInstead(head, tail, reason);
+    this.options.logger.warn("skipped a line of the backend's output", {
+      reason,
+      line: this.#excerpt(head),
+      answered: instead ? (instead as { id: unknown }).id : "no call it could be placed with",
+    });
+    if (instead) this.onmessage?.(instead);
   }
 
   /**
