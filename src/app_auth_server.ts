@@ -4,6 +4,7 @@
  * provider and its access policy, people's service credentials, the browser flows, and the
  * verifier that MCP endpoints check access tokens with.
  */
+import { idJagParts } from "./app_id_jag.ts";
 import { namedGroups } from "./config/named_groups.ts";
 import type { OAuthConfig, ResolvedConfig } from "./config/types.ts";
 import type { Identity } from "./core/identity.ts";
@@ -82,8 +83,10 @@ export async function createAuthServer(
     },
     (familyId, until) => revocations.noteRevoked(familyId, until),
   );
+  const idJag = await idJagParts(issuer, oauthConfig, { store, clock, logger, grants });
   const cimd = oauthConfig.clientMetadataDocuments;
   const clients = new ClientDirectory({
+    configured: idJag.configuredClients,
     store,
     clock,
     unusedClientTtlMs: oauthConfig.unusedClientTtlMs,
@@ -194,12 +197,14 @@ export async function createAuthServer(
     checkServerAccess: serverAccess,
     credentialsMissing: (audience, user) =>
       credentials.missingFor(audience.map((uri) => uri.slice(issuer.length + 1)), user),
+    onLogin: (identity) => idJag.personGroups.remember(identity),
   });
   const grantAdmin = new GrantAdmin({ store, clock, grants, clients });
   await indexLegacyGrants(grantAdmin, logger);
   return {
     server: {
       issuer,
+      metadata: idJag.metadata,
       clients,
       loginFlow,
       accessFlow: new AccessFlow({ issuer, sso, grants: grantAdmin, loginFlow, logger }),
@@ -222,6 +227,7 @@ export async function createAuthServer(
         resolveResource: resolve,
         // Read at each issue: tests change the policy in place, as a reload would.
         namedGroups: () => namedGroups(config.servers.values(), oauthConfig.allow),
+        jwtBearer: idJag.jwtBearer,
       },
     },
     verifier: new TokenVerifier({ issuer, accessTokens, grants, revocations, clock }),

@@ -11,6 +11,7 @@ const ROOT = new URL("../", import.meta.url);
 const MAY_IMPORT: Record<string, string[]> = {
   "app.ts": ["*"],
   "app_auth_server.ts": ["*"],
+  "app_id_jag.ts": ["*"],
   "app_readings.ts": ["*"],
   "serve.ts": ["*"],
   "cli": ["config", "core", "mcp/tools", "oauth", "store", "version.ts"],

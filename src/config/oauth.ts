@@ -2,6 +2,7 @@
 import { Secret } from "../core/secret.ts";
 import { Checker, describe } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
+import { parseConfiguredClients, parseIdJag } from "./oauth_id_jag.ts";
 import type {
   AccessPolicy,
   ClientMetadataDocumentsConfig,
@@ -32,6 +33,8 @@ const OAUTH_KEYS = [
   "allow",
   "clientMetadataDocuments",
   "redirectSchemes",
+  "idJag",
+  "clients",
 ];
 /** Schemes that must never receive an authorization code. */
 const FORBIDDEN_SCHEMES = [
@@ -290,5 +293,7 @@ export function parseOAuth(c: Checker, value: unknown): OAuthConfig | undefined 
       }
       return lower;
     }),
+    idJag: parseIdJag(c, raw.idJag, idp),
+    clients: parseConfiguredClients(c, raw.clients),
   };
 }

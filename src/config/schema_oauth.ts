@@ -92,5 +92,48 @@ export const OAUTH_SCHEMA: JsonSchema = {
       "Private-use URI schemes native apps may redirect to (loopback http is always allowed).",
       { examples: [["cursor", "vscode"]] },
     ),
+    idJag: {
+      description:
+        "Enterprise-managed authorization: the token endpoint takes ID-JAGs (the jwt-bearer grant) signed by these issuers. true trusts oauth.idp's issuer. See docs/enterprise-authorization.md.",
+      oneOf: [
+        { type: "boolean" },
+        {
+          type: "object",
+          additionalProperties: false,
+          required: ["issuers"],
+          properties: {
+            issuers: list(
+              "Trusted ID-JAG issuers, exactly as their iss claim says; keys from each one's discovery jwks_uri.",
+              { examples: [["https://login.example.com"]] },
+            ),
+            maxLifetime: duration("ID-JAGs living longer (exp - iat) are refused.", "10m"),
+          },
+        },
+      ],
+    },
+    clients: {
+      type: "array",
+      description:
+        "Confidential clients configured here rather than registered: they use the jwt-bearer grant (ID-JAGs) only.",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["id", "secret"],
+        properties: {
+          id: text("The client's id: letters, digits, . _ -; not starting with gh_.", {
+            examples: ["chat-app"],
+          }),
+          secret: text("Its secret, at least 32 characters; kept only as a hash.", {
+            examples: ["${CHAT_APP_SECRET}"],
+          }),
+          name: text("A name shown in grant listings."),
+          authMethod: {
+            enum: ["client_secret_basic", "client_secret_post"],
+            default: "client_secret_basic",
+            description: "How it authenticates at /token.",
+          },
+        },
+      },
+    },
   },
 };

@@ -348,6 +348,20 @@ export interface OAuthConfig {
   clientMetadataDocuments: ClientMetadataDocumentsConfig;
   /** Private-use redirect URI schemes of native apps admitted at registration (e.g. "cursor"). */
   redirectSchemes: string[];
+  /** `oauth.idJag`, the jwt-bearer grant for ID-JAGs; `oauth.clients`, confidential clients. */
+  idJag?: IdJagConfig;
+  clients: ConfiguredClient[];
+}
+
+/** Issuers compared as strings with an ID-JAG's `iss`; longer-lived ID-JAGs are refused. */
+export type IdJagConfig = { issuers: string[]; maxLifetimeMs: number };
+
+/** A confidential client from `oauth.clients`: it uses the jwt-bearer grant only. */
+export interface ConfiguredClient {
+  id: string;
+  secret: Secret;
+  name?: string;
+  authMethod: "client_secret_basic" | "client_secret_post";
 }
 
 /** How a PostgreSQL storage is reached (ignored for Deno KV). */

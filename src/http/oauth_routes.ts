@@ -19,6 +19,7 @@ import { NO_STORE, OAuthError, oauthErrorJson } from "../oauth/errors.ts";
 import {
   authorizationServerMetadata,
   gatewayResourceMetadata,
+  type MetadataOptions,
   protectedResourceMetadata,
 } from "../oauth/metadata.ts";
 import { type Admit, handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
@@ -32,6 +33,8 @@ import type { GatewayEnv } from "./finish.ts";
 
 export interface AuthServer {
   issuer: string;
+  /** What the RFC 8414 document offers besides the code flow (the jwt-bearer grant). */
+  metadata: MetadataOptions;
   clients: ClientDirectory;
   loginFlow: LoginFlow;
   credentialFlow: CredentialFlow;
@@ -278,7 +281,8 @@ export function oauthEndpoints(
 
   return {
     /** RFC 8414 authorization server metadata. */
-    serverMetadata: () => auth ? json(authorizationServerMetadata(auth.issuer)) : notConfigured(),
+    serverMetadata: () =>
+      auth ? json(authorizationServerMetadata(auth.issuer, auth.metadata)) : notConfigured(),
     /** RFC 9728 metadata of the service named by `:server`. */
     resourceMetadata: (c) => resourceMetadata(c.req.param("server")),
     // RFC 9728 §3.3: `resource` must be the URL the document was found from, so the base URL's

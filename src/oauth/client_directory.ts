@@ -3,7 +3,7 @@
  * (MCP 2025-11-25) fetched from the client's own https URL and cached as its headers allow.
  */
 import type { Clock } from "../core/clock.ts";
-import { type ClientId, isClientMetadataUrl } from "../core/ids.ts";
+import { type ClientId, isClientMetadataUrl, parseClientId } from "../core/ids.ts";
 import { sha256Base64Url } from "../crypto/base64url.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { KEYS } from "../store/keys.ts";
@@ -24,6 +24,8 @@ export interface ClientDirectoryOptions {
   redirectSchemes: string[];
   /** Absent when metadata documents are turned off. */
   fetchMetadataDocument?: MetadataDocumentFetcher;
+  /** The operator's clients (`oauth.clients`), with their secrets' hashes. */
+  configured?: ClientRecord[];
 }
 
 const MAX_CACHED_DOCUMENTS = 1_000;
@@ -31,8 +33,23 @@ const MAX_CACHE_SECONDS = 24 * 60 * 60;
 
 export class ClientDirectory {
   readonly #documents = new Map<string, { client: ClientRecord; until: number }>();
+  readonly #configured: Map<string, ClientRecord>;
 
-  constructor(private readonly options: ClientDirectoryOptions) {}
+  constructor(private readonly options: ClientDirectoryOptions) {
+    this.#configured = new Map((options.configured ?? []).map((c) => [c.clientId, c]));
+  }
+
+  /**
+   * The client a token request names, as sent: a configured client by its name, else a
+   * registered or metadata-document client by its id.
+   */
+  async named(text: string | undefined): Promise<ClientRecord | undefined> {
+    if (text === undefined) return undefined;
+    const configured = this.#configured.get(text);
+    if (configured) return configured;
+    const clientId = parseClientId(text);
+    return clientId ? await this.find(clientId) : undefined;
+  }
 
   /**
    * Validates registration metadata (throwing `OAuthError`) and stores it; returns the record
@@ -57,6 +74,8 @@ export class ClientDirectory {
 
   /** The client, or undefined when it is unknown, expired, or its document is unusable. */
   async find(clientId: ClientId): Promise<ClientRecord | undefined> {
+    const configured = this.#configured.get(clientId);
+    if (configured) return configured;
     if (isClientMetadataUrl(clientId)) return await this.#fromDocument(clientId);
     const client = await this.options.store.get<ClientRecord>(KEYS.client(clientId));
     if (!client) return undefined;

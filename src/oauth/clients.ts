@@ -5,6 +5,7 @@
 import type { ClientId } from "../core/ids.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
 import { OAuthError } from "./errors.ts";
+import { JWT_BEARER } from "./metadata.ts";
 
 export type TokenEndpointAuthMethod = "none" | "client_secret_post" | "client_secret_basic";
 
@@ -24,8 +25,11 @@ export interface ClientRecord {
   issuedAt: number;
   /** Milliseconds; set while the client has never obtained a token, then cleared. */
   expiresAt?: number;
-  /** "registered" through /register, or described by a metadata document at its URL. */
-  source: "registered" | "metadata-document";
+  /**
+   * "registered" through /register, described by a metadata document at its URL, or
+   * "configured" by the operator (`oauth.clients`).
+   */
+  source: "registered" | "metadata-document" | "configured";
 }
 
 export type RegistrationDraft = Omit<ClientRecord, "clientId" | "issuedAt" | "source">;
@@ -35,7 +39,7 @@ const AUTH_METHODS: TokenEndpointAuthMethod[] = [
   "client_secret_post",
   "client_secret_basic",
 ];
-const GRANT_TYPES = ["authorization_code", "refresh_token"];
+const GRANT_TYPES = ["authorization_code", "refresh_token", JWT_BEARER];
 const MAX_REDIRECT_URIS = 10;
 const MAX_TEXT = 512;
 
@@ -122,8 +126,28 @@ export function validateRegistration(
     throw invalid("the registration request must be a JSON object");
   }
   const raw = body as Record<string, unknown>;
+  const grantTypes = stringArray(raw, "grant_types", ["authorization_code"]);
+  const unsupportedGrant = grantTypes.find((grant) => !GRANT_TYPES.includes(grant));
+  if (unsupportedGrant) {
+    throw invalid(`grant type "${unsupportedGrant.slice(0, 60)}" is not supported`);
+  }
+  if (!grantTypes.includes("authorization_code") && !grantTypes.includes(JWT_BEARER)) {
+    throw invalid(`grant_types must include authorization_code or ${JWT_BEARER}`);
+  }
+  const method = raw.token_endpoint_auth_method ?? "client_secret_basic";
+  if (!AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
+    throw invalid(
+      `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(", ")}`,
+    );
+  }
+  if (grantTypes.includes(JWT_BEARER) && method === "none") {
+    throw invalid(
+      `a public client (token_endpoint_auth_method "none") cannot use ${JWT_BEARER}; register with client_secret_basic or client_secret_post`,
+    );
+  }
   const redirectUris = stringArray(raw, "redirect_uris", []);
-  if (redirectUris.length === 0) {
+  // A client that only presents assertions is never redirected to.
+  if (redirectUris.length === 0 && grantTypes.includes("authorization_code")) {
     throw new OAuthError("invalid_redirect_uri", "redirect_uris must list at least one URI");
   }
   if (redirectUris.length > MAX_REDIRECT_URIS) {
@@ -136,23 +160,14 @@ export function validateRegistration(
     const problem = redirectUriProblem(uri, customSchemes);
     if (problem) throw new OAuthError("invalid_redirect_uri", problem);
   }
-  const grantTypes = stringArray(raw, "grant_types", ["authorization_code"]);
-  const unsupportedGrant = grantTypes.find((grant) => !GRANT_TYPES.includes(grant));
-  if (unsupportedGrant) {
-    throw invalid(`grant type "${unsupportedGrant.slice(0, 60)}" is not supported`);
-  }
-  if (!grantTypes.includes("authorization_code")) {
-    throw invalid("grant_types must include authorization_code");
-  }
-  const responseTypes = stringArray(raw, "response_types", ["code"]);
-  if (responseTypes.length !== 1 || responseTypes[0] !== "code") {
-    throw invalid('response_types must be ["code"]');
-  }
-  const method = raw.token_endpoint_auth_method ?? "client_secret_basic";
-  if (!AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
-    throw invalid(
-      `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(", ")}`,
-    );
+  const responseTypes = stringArray(
+    raw,
+    "response_types",
+    grantTypes.includes("authorization_code") ? ["code"] : [],
+  );
+  const wantedResponses = grantTypes.includes("authorization_code") ? ["code"] : [];
+  if (responseTypes.join(" ") !== wantedResponses.join(" ")) {
+    throw invalid(`response_types must be ${JSON.stringify(wantedResponses)}`);
   }
   return {
     redirectUris,

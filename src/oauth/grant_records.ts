@@ -41,6 +41,11 @@ export interface FamilyRecord {
    */
   lastUsedAt?: number;
   revokedAt?: number;
+  /**
+   * How the grant was issued when not through /authorize and its code: "id-jag", an ID-JAG
+   * presented with the jwt-bearer grant (no browser, no consent page, no refresh token).
+   */
+  issuedVia?: "id-jag";
 }
 
 /** Who granted which client what: the parts of a code or refresh record a family keeps. */

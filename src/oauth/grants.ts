@@ -9,7 +9,7 @@ import type { Identity } from "../core/identity.ts";
 import { sha256Base64Url } from "../crypto/base64url.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { KEYS } from "../store/keys.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, StoreKey } from "../store/store.ts";
 import {
   type FamilyRecord,
   familyWrites,
@@ -120,6 +120,35 @@ export class GrantStore {
       return { ok: true, record, familyId };
     }
     return await this.#replayed(KEYS.usedCode(hash));
+  }
+
+  /**
+   * Opens a grant that no code began (an ID-JAG's, `jwt_bearer.ts`) and records `once` (the
+   * assertion's `jti`) in the same atomic step, written only while `once` is absent: the same
+   * assertion opens at most one grant, whichever replica sees it. Such a grant has no refresh
+   * token and lives as long as its one access token. Undefined when `once` was recorded before.
+   */
+  async openOnce(
+    context: GrantContext,
+    via: "id-jag",
+    once: { key: StoreKey; expiresAt: number },
+  ): Promise<string | undefined> {
+    const familyId = randomBase64Url(16);
+    const now = this.clock.now();
+    const family = withFacts({
+      revoked: false,
+      expiresAt: revocationLifetime(now, this.lifetimes.accessMs),
+      grantedAt: now,
+      lastUsedAt: now,
+      issuedVia: via,
+    }, context);
+    const committed = await this.store.commitIfUnchanged([{ key: once.key, version: null }], {
+      writes: [
+        { key: once.key, value: { expiresAt: once.expiresAt }, expiresAt: once.expiresAt },
+        ...familyWrites(familyId, family),
+      ],
+    });
+    return committed ? familyId : undefined;
   }
 
   /**

@@ -4,7 +4,6 @@
  * parsed form and returns the response body or throws an `OAuthError`.
  */
 import type { Identity } from "../core/identity.ts";
-import { parseClientId } from "../core/ids.ts";
 import { matchesHash } from "../crypto/compare.ts";
 import { verifyS256 } from "../crypto/pkce.ts";
 import type { AccessTokens } from "./access_tokens.ts";
@@ -12,6 +11,8 @@ import type { ClientDirectory } from "./client_directory.ts";
 import type { ClientRecord } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import type { CodeRecord, GrantContext, GrantStore } from "./grants.ts";
+import { type JwtBearerDeps, jwtBearerGrant } from "./jwt_bearer.ts";
+import { JWT_BEARER } from "./metadata.ts";
 
 export interface TokenDeps {
   clients: ClientDirectory;
@@ -37,6 +38,8 @@ export interface TokenDeps {
    * person. Left out: the identity as kept.
    */
   currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
+  /** The jwt-bearer grant for ID-JAGs; absent unless `oauth.idJag` is configured. */
+  jwtBearer?: JwtBearerDeps;
 }
 
 /** The person as the identity provider states them now, or why their grant ends. */
@@ -84,8 +87,7 @@ export async function authenticateClient(
     }
     [id, secret, method] = [decoded.id, decoded.secret, "client_secret_basic"];
   }
-  const clientId = parseClientId(id);
-  const client = clientId ? await clients.find(clientId) : undefined;
+  const client = await clients.named(id);
   if (!client) throw new OAuthError("invalid_client", "the client is unknown or has expired");
   if (client.tokenEndpointAuthMethod !== method) {
     throw new OAuthError(
@@ -326,16 +328,23 @@ export async function handleTokenRequest(
   admit: Admit,
 ): Promise<TokenResponse> {
   const grantType = required(form, "grant_type");
-  if (grantType !== "authorization_code" && grantType !== "refresh_token") {
+  const bearer = grantType === JWT_BEARER ? deps.jwtBearer : undefined;
+  if (grantType !== "authorization_code" && grantType !== "refresh_token" && !bearer) {
     throw new OAuthError(
       "unsupported_grant_type",
-      `grant_type ${
-        grantType.slice(0, 60)
-      } is not supported; use authorization_code or refresh_token`,
+      grantType === JWT_BEARER
+        ? "this gateway takes no ID-JAGs (oauth.idJag is not configured)"
+        : `grant_type ${grantType.slice(0, 60)} is not supported; use authorization_code${
+          deps.jwtBearer ? `, refresh_token or ${JWT_BEARER}` : " or refresh_token"
+        }`,
     );
   }
   const client = await authenticateClient(form, authorization, deps.clients);
   if (client.tokenEndpointAuthMethod !== "none") await admit(client);
+  if (bearer) {
+    const { familyId, context } = await jwtBearerGrant(form, client, bearer, deps);
+    return await respond(deps, client, familyId, context, context.audience, undefined);
+  }
   return grantType === "authorization_code"
     ? await authorizationCodeGrant(form, client, deps, admit)
     : await refreshTokenGrant(form, client, deps, admit);

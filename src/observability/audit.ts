@@ -72,3 +72,22 @@ export interface ToolChangeAudit {
 export function auditToolChange(logger: Logger, change: ToolChangeAudit): void {
   logger.warn("audit", { event: "tool_change", ...change });
 }
+
+/**
+ * An ID-JAG presented at /token (enterprise-managed authorization): the issuer, subject,
+ * client and `jti` it named, and whether a token was issued or which check refused it. Never
+ * the assertion. Logged as an "audit" line with `event: "id_jag"`.
+ */
+export interface IdJagAudit {
+  iss?: string;
+  sub?: string;
+  client: string;
+  jti?: string;
+  outcome: "issued" | "refused";
+  check?: string;
+  reason?: string;
+}
+
+export function auditIdJag(logger: Logger, event: IdJagAudit): void {
+  logger.info("audit", { event: "id_jag", ...event });
+}

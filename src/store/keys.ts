@@ -73,6 +73,10 @@ export const KEYS = {
   /** A refresh token, by hash; and the marker left when it is rotated away. */
   refresh: (hash: string) => ["oauth", "refresh", hash] as const,
   usedRefresh: (hash: string) => ["oauth", "refresh-used", hash] as const,
+  /** An ID-JAG's `jti`, per issuer, kept until the assertion expires: a replay is refused. */
+  idJagJti: (issuer: string, jti: string) => boundedKey(["oauth", "id-jag-jti", issuer, jti]),
+  /** The groups a person's last login named, for ID-JAGs that carry none. */
+  personGroups: (subject: string) => boundedKey(["oauth", "person-groups", subject]),
   /** A grant: everything issued from one authorization code, revocable as a whole. */
   family: (id: string) => boundedKey(["oauth", "family", id]),
   /** Every grant, for listing them all (`gatehouse grants list`). */

@@ -57,6 +57,8 @@ export interface LoginFlowDeps {
   credentialsMissing(audience: string[], user: string): Promise<string[]>;
   /** The person as the identity provider states them now, when their groups are too old. */
   currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
+  /** Told of each accepted sign-in (the groups it named stand in for an ID-JAG's, later). */
+  onLogin?(identity: Identity): Promise<void>;
 }
 
 export class LoginFlow {
@@ -164,6 +166,7 @@ export class LoginFlow {
     }
     await deps.idpTokens.keep(identity.subject, outcome.tokens);
     deps.logger.info("login", { subject: identity.subject });
+    await deps.onLogin?.(identity);
     const { session, cookie } = await deps.sso.create(identity);
     const cookies = [cookie, this.#roundTrip.clearCookie()];
     if (!login.pendingId || !pending) {
