@@ -25,7 +25,7 @@ interface Enterprise {
   close(): Promise<void>;
 }
 
-async function startEnterprise(): Promise<Enterprise> {
+async function startEnterprise(extra = ""): Promise<Enterprise> {
   const keys = await IdJagKeys.create();
   const policy: IdJagPolicy = { clients: { "chat-app": GW_CLIENT }, lifetime: 300, issued: 0 };
   const setup = await startOAuthGateway(
@@ -33,7 +33,7 @@ async function startEnterprise(): Promise<Enterprise> {
   clients:
     - id: ${GW_CLIENT}
       secret: ${GW_SECRET}
-      name: Chat`,
+      name: Chat${extra}`,
     "",
     {},
     { idJag: { keys, policy } },

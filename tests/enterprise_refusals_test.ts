@@ -1,0 +1,310 @@
+/**
+ * Every refusal of the jwt-bearer grant with its exact error and description, key rotation at
+ * the IdP (a new kid is picked up, a withdrawn key refused), and the bound on JWKS fetches a
+ * flood of unknown kids can cause. The assertions are signed with the test IdP's own keys
+ * (tests/fixtures/idp_id_jag.ts), each made wrong in one way.
+ */
+import assert from "node:assert/strict";
+import * as jose from "jose";
+import { IdJagKeys, type IdJagPolicy } from "./fixtures/idp_id_jag.ts";
+import { type OAuthSetup, startOAuthGateway } from "./fixtures/oauth_gateway.ts";
+import { jwtClaims } from "./fixtures/oauth_raw.ts";
+import { type TestClock, testClock } from "./fixtures/clock.ts";
+
+const GW_CLIENT = "chat-gw";
+const GW_SECRET = "chat-gateway-secret-0123456789abcdef0123";
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const BASIC = `Basic ${btoa(`${GW_CLIENT}:${GW_SECRET}`)}`;
+
+async function start(): Promise<{ setup: OAuthSetup; keys: IdJagKeys; clock: TestClock }> {
+  const clock = testClock();
+  const keys = await IdJagKeys.create();
+  const policy: IdJagPolicy = { clients: { "chat-app": GW_CLIENT }, lifetime: 300, issued: 0 };
+  const setup = await startOAuthGateway(
+    `  idJag: true
+  clients:
+    - id: ${GW_CLIENT}
+      secret: ${GW_SECRET}
+rateLimits:
+  tokenFailuresPerAddress: 1000/min`,
+    "",
+    { clock },
+    { idJag: { keys, policy } },
+  );
+  return { setup, keys, clock };
+}
+
+/** What a well-behaved IdP would put in an ID-JAG for alice and alpha. */
+function claimsFor(setup: OAuthSetup, changes: Record<string, unknown> = {}): jose.JWTPayload {
+  const now = Math.floor(Date.now() / 1000);
+  const claims: Record<string, unknown> = {
+    iss: setup.idp.issuer,
+    sub: "alice-example-com",
+    aud: setup.url,
+    client_id: GW_CLIENT,
+    jti: crypto.randomUUID(),
+    iat: now,
+    exp: now + 300,
+    resource: `${setup.url}/alpha`,
+    scope: "mcp",
+    email: "alice@example.com",
+    email_verified: true,
+  };
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) delete claims[name];
+    else claims[name] = value;
+  }
+  return claims;
+}
+
+async function present(
+  setup: OAuthSetup,
+  assertion: string | undefined,
+  extra: Record<string, string> = {},
+  authorization = BASIC,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const form = new URLSearchParams({ grant_type: JWT_BEARER, ...extra });
+  if (assertion !== undefined) form.set("assertion", assertion);
+  const response = await fetch(`${setup.url}/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization },
+    body: form,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+function unsigned(header: Record<string, unknown>, claims: jose.JWTPayload): string {
+  const part = (value: unknown) => jose.base64url.encode(JSON.stringify(value));
+  return `${part(header)}.${part(claims)}.`;
+}
+
+Deno.test("ID-JAG refusals: each failed check is a 400 invalid_grant naming it, without the assertion", async () => {
+  const { setup, keys } = await start();
+  try {
+    const url = setup.url;
+    const issuer = setup.idp.issuer;
+    const stranger = await IdJagKeys.create();
+    const hmac = new TextEncoder().encode("a-shared-secret-anyone-could-know-0123456789");
+    const cases: [string, () => Promise<string>, string][] = [
+      [
+        "not a JWT",
+        () => Promise.resolve("abc.def"),
+        "the assertion is not a JWT: it is not a compact JWS (three base64url parts)",
+      ],
+      [
+        "typ JWT",
+        () => keys.sign(claimsFor(setup), { typ: "JWT" }),
+        "the assertion's header typ must be oauth-id-jag+jwt",
+      ],
+      [
+        "alg none",
+        () => Promise.resolve(unsigned({ alg: "none", typ: "oauth-id-jag+jwt" }, claimsFor(setup))),
+        "the assertion's alg must be one of RS256, PS256, ES256, EdDSA",
+      ],
+      [
+        "alg HS256",
+        () =>
+          new jose.SignJWT(claimsFor(setup)).setProtectedHeader({
+            alg: "HS256",
+            typ: "oauth-id-jag+jwt",
+          }).sign(hmac),
+        "the assertion's alg must be one of RS256, PS256, ES256, EdDSA",
+      ],
+      [
+        "untrusted iss",
+        () => keys.sign(claimsFor(setup, { iss: "https://evil.example" })),
+        "the assertion's issuer (iss) is not a trusted ID-JAG issuer",
+      ],
+      [
+        "another key, the IdP's kid",
+        () => stranger.sign(claimsFor(setup), { kid: keys.current.kid }),
+        "the assertion's signature does not verify with the issuer's key",
+      ],
+      [
+        "unknown kid",
+        () => stranger.sign(claimsFor(setup)),
+        `the assertion's signature cannot be checked: issuer ${issuer} publishes no current RS256 key with kid ${stranger.current.kid} (withdrawn, or never its key)`,
+      ],
+      [
+        "aud another",
+        () => keys.sign(claimsFor(setup, { aud: "https://other.example" })),
+        `the assertion's audience (aud) must be exactly ${url}`,
+      ],
+      [
+        "aud two",
+        () => keys.sign(claimsFor(setup, { aud: [url, "https://other.example"] })),
+        `the assertion's audience (aud) must be exactly ${url}`,
+      ],
+      [
+        "client_id another",
+        () => keys.sign(claimsFor(setup, { client_id: "someone-else" })),
+        "the assertion's client_id is not the authenticated client",
+      ],
+      [
+        "no sub",
+        () => keys.sign(claimsFor(setup, { sub: undefined })),
+        "the assertion has no subject (sub)",
+      ],
+      [
+        "expired",
+        () =>
+          keys.sign(
+            claimsFor(setup, {
+              iat: Math.floor(Date.now() / 1000) - 400,
+              exp: Math.floor(Date.now() / 1000) - 100,
+            }),
+          ),
+        "the assertion has expired",
+      ],
+      [
+        "iat ahead",
+        () => keys.sign(claimsFor(setup, { iat: Math.floor(Date.now() / 1000) + 120 })),
+        "the assertion is issued in the future",
+      ],
+      [
+        "too long",
+        () => keys.sign(claimsFor(setup, { exp: Math.floor(Date.now() / 1000) + 1200 })),
+        "the assertion lives 1200 s, longer than the 600 s allowed (oauth.idJag.maxLifetime)",
+      ],
+      [
+        "no jti",
+        () => keys.sign(claimsFor(setup, { jti: undefined })),
+        "the assertion has no identifier (jti)",
+      ],
+      [
+        "resource elsewhere",
+        () => keys.sign(claimsFor(setup, { resource: "https://other.example/alpha" })),
+        "the assertion's resource names no service of this gateway",
+      ],
+      [
+        "no resource anywhere",
+        () => keys.sign(claimsFor(setup, { resource: undefined })),
+        "no service named: the assertion carries no resource and the request sends none",
+      ],
+    ];
+    for (const [name, make, description] of cases) {
+      const assertion = await make();
+      const { status, body } = await present(setup, assertion);
+      assert.equal(status, 400, name);
+      assert.deepEqual(body, { error: "invalid_grant", error_description: description }, name);
+    }
+    // The request cannot point the IdP's choice elsewhere.
+    const pointed = await present(setup, await keys.sign(claimsFor(setup)), {
+      resource: `${url}/beta`,
+    });
+    assert.deepEqual(pointed.body, {
+      error: "invalid_grant",
+      error_description: "the requested resource is not the assertion's resource",
+    });
+    const scoped = await present(setup, await keys.sign(claimsFor(setup)), { scope: "admin" });
+    assert.deepEqual(scoped, {
+      status: 400,
+      body: {
+        error: "invalid_scope",
+        error_description: "none of the requested scopes is in the assertion's scope",
+      },
+    });
+    // Replay: the second presentation of one assertion is refused.
+    const once = await keys.sign(claimsFor(setup));
+    assert.equal((await present(setup, once)).status, 200);
+    assert.deepEqual(await present(setup, once), {
+      status: 400,
+      body: {
+        error: "invalid_grant",
+        error_description:
+          "the assertion was already used (its jti was seen before); ask the identity provider for a new one",
+      },
+    });
+    // Request and client errors.
+    assert.deepEqual(await present(setup, undefined), {
+      status: 400,
+      body: { error: "invalid_request", error_description: "assertion is required" },
+    });
+    const wrongSecret = await present(
+      setup,
+      await keys.sign(claimsFor(setup)),
+      {},
+      `Basic ${btoa(`${GW_CLIENT}:not-the-secret`)}`,
+    );
+    assert.deepEqual(wrongSecret, {
+      status: 401,
+      body: { error: "invalid_client", error_description: "the client secret is wrong" },
+    });
+    const registered = await fetch(`${url}/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        redirect_uris: ["http://127.0.0.1:9/cb"],
+        token_endpoint_auth_method: "none",
+      }),
+    }).then((r) => r.json());
+    const publicClient = await present(setup, await keys.sign(claimsFor(setup)), {
+      client_id: registered.client_id,
+    }, "");
+    assert.deepEqual(publicClient, {
+      status: 400,
+      body: {
+        error: "unauthorized_client",
+        error_description:
+          "a public client cannot use the jwt-bearer grant; register a confidential client (client_secret_basic or client_secret_post)",
+      },
+    });
+    // No assertion reached a log line, and each refusal has its audit line.
+    const logs = setup.gw.logs.join("\n");
+    assert.ok(!logs.includes(once.split(".")[1]), "no assertion in the logs");
+    const audits = setup.gw.logs.map((line) => JSON.parse(line)).filter((l) =>
+      l.event === "id_jag"
+    );
+    assert.equal(audits.filter((a) => a.outcome === "refused").length, cases.length + 3);
+    assert.ok(audits.some((a) => a.check === "jti" && typeof a.jti === "string"));
+  } finally {
+    await setup.close();
+  }
+});
+
+Deno.test("ID-JAG keys: a new kid at the IdP is picked up, a withdrawn key is refused, unknown kids cost one fetch per 30 s", async () => {
+  const { setup, keys, clock } = await start();
+  try {
+    const first = keys.current;
+    const ok = await present(setup, await keys.sign(claimsFor(setup)));
+    assert.equal(ok.status, 200);
+    assert.deepEqual(jwtClaims(ok.body.access_token as string).aud, [`${setup.url}/alpha`]);
+    assert.equal(ok.body.refresh_token, undefined);
+    const fetchedBefore = keys.served;
+    // Rotation: the IdP signs with a new key. Within 30 s of the last fetch the gateway does not
+    // ask again (the bound a flood of made-up kids meets too); after that, one fetch and the new
+    // kid is accepted. The gateway's clock moves on instead of the test waiting.
+    await keys.rotate();
+    const early = await present(setup, await keys.sign(claimsFor(setup)));
+    assert.equal(early.status, 400, "no second fetch within 30 s");
+    assert.equal(keys.served, fetchedBefore);
+    clock.advance(31_000);
+    assert.equal((await present(setup, await keys.sign(claimsFor(setup)))).status, 200);
+    assert.equal(keys.served, fetchedBefore + 1, "the new kid fetched the keys once");
+    // The IdP withdraws the first key. The set fetched at the rotation still lists it, so it is
+    // accepted until the next fetch, which the next new kid brings.
+    keys.withdraw(first.kid);
+    const stale = await present(setup, await keys.sign(claimsFor(setup), {}, first));
+    assert.equal(stale.status, 200, "a key still in the fetched set is accepted until refetched");
+    clock.advance(31_000);
+    await keys.rotate();
+    assert.equal((await present(setup, await keys.sign(claimsFor(setup)))).status, 200);
+    const withdrawn = await present(setup, await keys.sign(claimsFor(setup), {}, first));
+    assert.deepEqual(withdrawn.body, {
+      error: "invalid_grant",
+      error_description:
+        `the assertion's signature cannot be checked: issuer ${setup.idp.issuer} publishes no current RS256 key with kid ${first.kid} (withdrawn, or never its key)`,
+    });
+    // A flood of unknown kids within 30 s: at most one more fetch.
+    const before = keys.served;
+    const stranger = await IdJagKeys.create();
+    for (let i = 0; i < 20; i++) {
+      await stranger.rotate();
+      const { status } = await present(setup, await stranger.sign(claimsFor(setup)));
+      assert.equal(status, 400);
+    }
+    assert.ok(keys.served - before <= 1, `${keys.served - before} fetches for 20 unknown kids`);
+  } finally {
+    await setup.close();
+  }
+});
