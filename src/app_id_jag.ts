@@ -4,7 +4,8 @@
  * an audit line), the operator's confidential clients, and the start-up look at each issuer's
  * discovery that `gatehouse check` cannot make (it does no network).
  */
-import type { ConfiguredClient, OAuthConfig } from "./config/types.ts";
+import type { ConfiguredClient } from "./config/id_jag_types.ts";
+import type { OAuthConfig } from "./config/types.ts";
 import type { Clock } from "./core/clock.ts";
 import type { ClientId } from "./core/ids.ts";
 import { sha256Base64Url } from "./crypto/base64url.ts";

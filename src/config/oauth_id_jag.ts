@@ -6,7 +6,8 @@
 import { Secret } from "../core/secret.ts";
 import { type Checker, describe } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
-import type { ConfiguredClient, IdJagConfig, IdpConfig } from "./types.ts";
+import type { ConfiguredClient, IdJagConfig } from "./id_jag_types.ts";
+import type { IdpConfig } from "./types.ts";
 
 export const ID_JAG_DEFAULT_MAX_LIFETIME_MS = 10 * 60_000;
 /** An id the operator picks: a name, never the `gh_` of registered clients or a URL. */

@@ -5,6 +5,7 @@
  */
 import type { IpRange } from "../core/ip_ranges.ts";
 import type { Secret } from "../core/secret.ts";
+import type { ConfiguredClient, IdJagConfig } from "./id_jag_types.ts";
 import type { Rate } from "../core/units.ts";
 import type { ServerName } from "../core/ids.ts";
 import type { ConfigIssue } from "./issues.ts";
@@ -351,17 +352,6 @@ export interface OAuthConfig {
   /** `oauth.idJag`, the jwt-bearer grant for ID-JAGs; `oauth.clients`, confidential clients. */
   idJag?: IdJagConfig;
   clients: ConfiguredClient[];
-}
-
-/** Issuers compared as strings with an ID-JAG's `iss`; longer-lived ID-JAGs are refused. */
-export type IdJagConfig = { issuers: string[]; maxLifetimeMs: number };
-
-/** A confidential client from `oauth.clients`: it uses the jwt-bearer grant only. */
-export interface ConfiguredClient {
-  id: string;
-  secret: Secret;
-  name?: string;
-  authMethod: "client_secret_basic" | "client_secret_post";
 }
 
 /** How a PostgreSQL storage is reached (ignored for Deno KV). */
