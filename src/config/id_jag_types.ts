@@ -11,3 +11,11 @@ export interface ConfiguredClient {
   name?: string;
   authMethod: "client_secret_basic" | "client_secret_post";
 }
+
+/** What `oauth:` holds for enterprise-managed authorization (OAuthConfig extends it). */
+export interface EnterpriseOAuth {
+  /** `oauth.idJag`: the jwt-bearer grant for ID-JAGs; absent when not configured. */
+  idJag?: IdJagConfig;
+  /** `oauth.clients`: confidential clients the operator configures. */
+  clients: ConfiguredClient[];
+}

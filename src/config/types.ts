@@ -5,7 +5,7 @@
  */
 import type { IpRange } from "../core/ip_ranges.ts";
 import type { Secret } from "../core/secret.ts";
-import type { ConfiguredClient, IdJagConfig } from "./id_jag_types.ts";
+import type { EnterpriseOAuth } from "./id_jag_types.ts";
 import type { Rate } from "../core/units.ts";
 import type { ServerName } from "../core/ids.ts";
 import type { ConfigIssue } from "./issues.ts";
@@ -332,7 +332,7 @@ export interface ClientMetadataDocumentsConfig {
   maxBytes: number;
 }
 
-export interface OAuthConfig {
+export interface OAuthConfig extends EnterpriseOAuth {
   accessTokenTtlMs: number;
   refreshTokenTtlMs: number;
   authorizationCodeTtlMs: number;
@@ -349,9 +349,6 @@ export interface OAuthConfig {
   clientMetadataDocuments: ClientMetadataDocumentsConfig;
   /** Private-use redirect URI schemes of native apps admitted at registration (e.g. "cursor"). */
   redirectSchemes: string[];
-  /** `oauth.idJag`, the jwt-bearer grant for ID-JAGs; `oauth.clients`, confidential clients. */
-  idJag?: IdJagConfig;
-  clients: ConfiguredClient[];
 }
 
 /** How a PostgreSQL storage is reached (ignored for Deno KV). */
