@@ -128,7 +128,7 @@ Deno.test("consent: deny returns access_denied with state; a forged form is refu
     const params = await authorizeParams(client.client_id, {}, `${setup.url}/alpha`);
     const page = await agent.follow(`${setup.url}/authorize?${params}`, isCallback);
     assert.equal(page.response.status, 200);
-    assert.match(page.body, /Allow raw client to use your tools\?/);
+    assert.match(page.body, /Allow <bdi>raw client<\/bdi> to use your tools\?/);
     assert.match(page.response.headers.get("content-security-policy")!, /frame-ancestors 'none'/);
 
     const forged = await agent.submitForm(page.url, page.body, {

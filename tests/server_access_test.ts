@@ -96,7 +96,8 @@ async function authorize(setup: Setup, clientId: string, resources: string[]) {
 function refusalPage(body: string) {
   return {
     title: /<h1>([^<]*)<\/h1>/.exec(body)?.[1],
-    text: [...body.matchAll(/<p>([^<]*)<\/p>/g)].map((match) => match[1]).join(" "),
+    text: [...body.matchAll(/<p>((?:[^<]|<\/?bdi>)*)<\/p>/g)]
+      .map((match) => match[1].replace(/<\/?bdi>/g, "")).join(" "),
     back: new URL(
       /<a class="button primary" href="([^"]*)"/.exec(body)![1].replaceAll("&amp;", "&"),
     ),

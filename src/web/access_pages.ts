@@ -4,7 +4,7 @@
  */
 import { html } from "hono/html";
 import type { GrantView } from "../oauth/grant_admin.ts";
-import { type Html, type Notice, noticeBlock, pageResponse } from "./layout.ts";
+import { chosen, type Html, type Notice, noticeBlock, pageResponse, shownText } from "./layout.ts";
 
 export interface AccessPageContext {
   person: string;
@@ -20,8 +20,9 @@ function when(ms: number | undefined): string {
   return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 
+/** The name the client gave itself (or its id), as a page may show it (layout.ts `shownText`). */
 function clientLabel(grant: GrantView): string {
-  return grant.clientName ?? grant.clientId ?? "An application";
+  return shownText(grant.clientName ?? grant.clientId ?? "An application");
 }
 
 function grantSection(grant: GrantView, ctx: AccessPageContext): Html {
@@ -31,11 +32,11 @@ function grantSection(grant: GrantView, ctx: AccessPageContext): Html {
   return html`
     <section class="service" id="grant-${grant.id}" aria-labelledby="${titleId}">
       <div class="service-head">
-        <h2 id="${titleId}">${label}</h2>
+        <h2 id="${titleId}"><bdi>${label}</bdi></h2>
         <span class="badge ok">Has access</span>
       </div>
       ${grant.clientName && grant.clientId
-        ? html`<p class="muted small">Client <code>${grant.clientId}</code></p>`
+        ? html`<p class="muted small">Client <code>${chosen(grant.clientId)}</code></p>`
         : ""}
       <p class="small">Can use: ${servers.length
         ? servers.map((server, i) => html`${i ? ", " : ""}<code>${server}</code>`)

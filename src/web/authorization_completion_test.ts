@@ -114,7 +114,8 @@ async function askConsent(parts: Parts, identity: Identity, request = REQUEST) {
 }
 
 async function titleOf(response: Response): Promise<[number, string]> {
-  return [response.status, /<h1>([^<]*)<\/h1>/.exec(await response.text())?.[1] ?? ""];
+  const title = /<h1>(.*?)<\/h1>/.exec(await response.text())?.[1] ?? "";
+  return [response.status, title.replace(/<\/?bdi>/g, "")];
 }
 
 function codeIn(response: Response): URLSearchParams {
@@ -248,7 +249,9 @@ async function refusalOf(response: Response) {
   return {
     status: response.status,
     title: /<h1>([^<]*)<\/h1>/.exec(body)?.[1],
-    says: [...body.matchAll(/<p>([^<]*)<\/p>/g)].map((match) => match[1]),
+    says: [...body.matchAll(/<p>((?:[^<]|<\/?bdi>)*)<\/p>/g)].map((match) =>
+      match[1].replace(/<\/?bdi>/g, "")
+    ),
     link: /<a class="button primary" href="([^"]*)">/.exec(body)?.[1].replaceAll("&amp;", "&"),
   };
 }

@@ -4,8 +4,23 @@
  */
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { withoutControls } from "../core/display_text.ts";
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+/**
+ * Text a client or backend chose (a client's name, its client_id URL), as a page shows it:
+ * control and bidirectional control characters replaced with U+FFFD (core/display_text.ts), so a
+ * U+202E in a client's name cannot reorder the consent page's sentence around it.
+ */
+export function shownText(text: string): string {
+  return withoutControls(text, "\uFFFD");
+}
+
+/** `shownText`, isolated from the sentence around it (`<bdi>`): a right-to-left name stays put. */
+export function chosen(text: string): Html {
+  return html`<bdi>${shownText(text)}</bdi>`;
+}
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1b1f24; --muted: #4a5260; --bg: #f6f7f9; --card: #fff;

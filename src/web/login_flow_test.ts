@@ -160,7 +160,7 @@ Deno.test("callback() refuses a person the access policy does not admit, by doma
     const state = stateSentToIdp(await h.authorize(browser, await authorizeParams(clientId)));
     const consent = await h.callback(browser, state);
     assert.equal(consent.status, 200);
-    assert.match(await consent.text(), /Allow Test App to use your tools\?/);
+    assert.match(await consent.text(), /Allow <bdi>Test App<\/bdi> to use your tools\?/);
     assert.ok(browser.has(SSO));
     // The provider's tokens of this sign-in are kept (sealed) for asking about the person later.
     assert.deepEqual((await h.idpTokens.read("oidc:contractor")).tokens, h.idp.tokens);
@@ -214,9 +214,9 @@ Deno.test("callback() resumes each pending authorization with its own client, re
     const appConsent = await h.callback(first, appState);
     const toolPage = await toolConsent.text();
     const appPage = await appConsent.text();
-    assert.match(toolPage, /Allow Other Tool to use your tools\?/);
+    assert.match(toolPage, /Allow <bdi>Other Tool<\/bdi> to use your tools\?/);
     assert.match(toolPage, /<li><code>alpha<\/code><\/li>/);
-    assert.match(appPage, /Allow Test App to use your tools\?/);
+    assert.match(appPage, /Allow <bdi>Test App<\/bdi> to use your tools\?/);
     assert.match(appPage, /<li><code>beta<\/code><\/li>/);
 
     for (

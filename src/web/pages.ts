@@ -1,6 +1,6 @@
 /** The pages of the login flow: errors, refusals, consent, and signing out. */
 import { html } from "hono/html";
-import { type Html, pageResponse } from "./layout.ts";
+import { chosen, type Html, pageResponse } from "./layout.ts";
 
 export function errorPage(
   status: number,
@@ -37,7 +37,7 @@ export interface ConsentView {
 
 export function consentPage(view: ConsentView): Promise<Response> {
   const redirect = new URL(view.redirectUri);
-  const shownName = view.clientName ?? "An application";
+  const shownName = view.clientName === undefined ? "An application" : chosen(view.clientName);
   const services: Html = html`${
     view.services.map((service) => html`<li><code>${service}</code></li>`)
   }`;
@@ -150,7 +150,7 @@ export interface AccessRefusedView {
  * link takes the person back to the application, which learns `access_denied` there.
  */
 export function accessRefusedPage(view: AccessRefusedView): Promise<Response> {
-  const app = view.clientName ?? "the application";
+  const app = view.clientName === undefined ? "the application" : chosen(view.clientName);
   const others = view.requested.length > 1
     ? html`<p>It asked for ${
       view.requested.join(", ")

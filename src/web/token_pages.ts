@@ -6,7 +6,7 @@
 import { html } from "hono/html";
 import type { CredentialService, CredentialStatus } from "../credentials/user_credentials.ts";
 import { MAX_TOKEN_BYTES } from "../credentials/user_credentials.ts";
-import { type Html, type Notice, noticeBlock, pageResponse } from "./layout.ts";
+import { chosen, type Html, type Notice, noticeBlock, pageResponse } from "./layout.ts";
 
 /** One service as a page shows it. */
 export interface ServiceView {
@@ -213,7 +213,7 @@ export function servicesPage(
   step: ServicesStep,
 ): Promise<Response> {
   const missing = views.filter((view) => view.status.state !== "connected");
-  const client = step.clientName ?? "Your application";
+  const client = step.clientName === undefined ? "Your application" : chosen(step.clientName);
   return pageResponse(
     200,
     {
