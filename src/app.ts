@@ -29,7 +29,8 @@ import { type AuditLog, auditToolChange, loggerAudit } from "./observability/aud
 import { ToolIntegrity } from "./mcp/tools/tool_integrity.ts";
 import { ToolLedger } from "./mcp/tools/tool_ledger.ts";
 import { GatewayMetrics } from "./observability/metrics.ts";
-import { addReadings } from "./app_readings.ts";
+import { addReadings, addStorageReadings } from "./app_readings.ts";
+import type { StorageMonitor } from "./store/monitored.ts";
 import { ProcessPool } from "./mcp/backends/process_pool.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
@@ -80,6 +81,8 @@ export interface GatewayDeps {
   clock: Clock;
   /** Where audit events go; by default the logger (main.ts gives one that ignores logLevel). */
   auditLogger?: Logger;
+  /** Watches `store` (serve.ts wraps it): /health shows its state, /metrics its figures. */
+  storageMonitor?: StorageMonitor;
 }
 
 /** Grace a stdio child gets between SIGTERM and SIGKILL; bounded by the shutdown grace. */
@@ -233,8 +236,12 @@ export async function createGateway(
     clock,
     metrics,
     policies,
+    storage: deps.storageMonitor,
   });
-  if (!previous) addReadings(metrics, sessions, caches, processes);
+  if (!previous) {
+    addReadings(metrics, sessions, caches, processes);
+    if (deps.storageMonitor) addStorageReadings(metrics, deps.storageMonitor);
+  }
   return {
     sessions,
     links,

@@ -9,6 +9,7 @@ import type { ProcessPool } from "./mcp/backends/process_pool.ts";
 import { liveChildren } from "./mcp/backends/spawner.ts";
 import type { SessionRegistry } from "./mcp/sessions/sessions.ts";
 import type { GatewayMetrics } from "./observability/metrics.ts";
+import type { StorageMonitor } from "./store/monitored.ts";
 
 /** What is read when scraped: open sessions, backend processes, aggregate cache lookups. */
 export function addReadings(
@@ -79,5 +80,41 @@ function addProcessReadings(metrics: GatewayMetrics, processes: ProcessPool): vo
     "Notices (log lines and others) of processes shared by everyone dropped because they named no call the gateway could tie to one person, by server.",
     "counter",
     () => [...processes.dropped()].map(([server, count]) => [{ server }, count]),
+  );
+}
+
+/** The storage: whether it answers, and per operation its calls, failures and time taken. */
+export function addStorageReadings(metrics: GatewayMetrics, monitor: StorageMonitor): void {
+  metrics.registry.reading(
+    "gatehouse_storage_up",
+    "1 while the storage answers, 0 since a call failed to reach it (until one succeeds).",
+    "gauge",
+    () => [[{}, monitor.state === "up" ? 1 : 0]],
+  );
+  const each =
+    (pick: (stats: { calls: number; errors: number; seconds: number }) => number) => () =>
+      [...monitor.stats].map(([operation, stats]) =>
+        [{ operation }, pick(stats)] as [
+          Record<string, string>,
+          number,
+        ]
+      );
+  metrics.registry.reading(
+    "gatehouse_storage_operations_total",
+    "Storage operations, by operation.",
+    "counter",
+    each((stats) => stats.calls),
+  );
+  metrics.registry.reading(
+    "gatehouse_storage_errors_total",
+    "Storage operations that failed, by operation.",
+    "counter",
+    each((stats) => stats.errors),
+  );
+  metrics.registry.reading(
+    "gatehouse_storage_seconds_total",
+    "Time spent in storage operations, by operation (divide by gatehouse_storage_operations_total for the mean latency).",
+    "counter",
+    each((stats) => stats.seconds),
   );
 }

@@ -16,6 +16,7 @@ import { otlpTracesEndpoint, watchTraceExport } from "./observability/export_wat
 import { TRACING } from "./observability/tracing.ts";
 import { tcpProbe } from "./net/tcp_probe.ts";
 import { openStorage } from "./store/open.ts";
+import { monitorStore, StorageMonitor } from "./store/monitored.ts";
 import { showStorage } from "./core/storage_url.ts";
 import { type PublicServer, servePublic } from "./net/public_server.ts";
 import { type Https, startHttps } from "./net/tls/https.ts";
@@ -93,8 +94,14 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
     });
     return EXIT.runtime;
   }
+  const storageMonitor = new StorageMonitor(clock, {
+    down: (fields) => logger.error("storage unreachable", fields),
+    back: (fields) => logger.info("storage reachable again", fields),
+  });
+  store = monitorStore(store, storageMonitor);
   const deps = {
     store,
+    storageMonitor,
     logger,
     clock,
     // The audit trail is kept whatever logLevel says.

@@ -35,7 +35,7 @@ Deno.test("GET /health answers ok; unknown paths and servers get JSON 404s", asy
   await withGateway(async (gw) => {
     const health = await fetch(`${gw.url}/health`);
     assert.equal(health.status, 200);
-    assert.deepEqual(await health.json(), { status: "ok" });
+    assert.deepEqual(await health.json(), { status: "ok", storage: "up" });
     assert.equal(health.headers.get("x-content-type-options"), "nosniff");
     const first = health.headers.get("x-request-id") ?? "";
     assert.match(first, /^[0-9a-f]{8}-[0-9a-z]+$/);

@@ -5,6 +5,7 @@
 import { getPath } from "hono/utils/url";
 import { randomHex } from "../crypto/random.ts";
 import { httpError } from "../mcp/front/http_util.ts";
+import { StorageUnavailableError } from "../store/store.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { GatewayMetrics } from "../observability/metrics.ts";
 import { nameHttpSpan, noteOnHttpSpan, TRACING } from "../observability/tracing.ts";
@@ -70,8 +71,18 @@ export function finished(
     try {
       response = await lane(request, env, path);
     } catch (error) {
-      accounting.logger.error("unhandled error", { requestId: id, error });
-      response = httpError(500, "server_error", "the gateway failed to handle this request");
+      if (error instanceof StorageUnavailableError) {
+        // Said once a second by the storage monitor, not once per request.
+        response = httpError(
+          503,
+          "temporarily_unavailable",
+          "the gateway's storage cannot be reached now; try again shortly",
+          { "retry-after": String(error.retryAfter) },
+        );
+      } else {
+        accounting.logger.error("unhandled error", { requestId: id, error });
+        response = httpError(500, "server_error", "the gateway failed to handle this request");
+      }
     }
     const client = env?.remoteAddress;
     finishRequest(accounting, { id, method: request.method, path, started, client }, response);

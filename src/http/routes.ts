@@ -19,6 +19,7 @@ import type { SessionRegistry } from "../mcp/sessions/sessions.ts";
 import type { StatelessLinks } from "../mcp/stateless/stateless_links.ts";
 import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
+import type { StorageMonitor } from "../store/monitored.ts";
 import type { Policies } from "../policy/server_policy.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { mcpEndpoints, type McpHandler } from "./mcp_routes.ts";
@@ -56,6 +57,8 @@ export interface RouteDeps {
   metrics: GatewayMetrics;
   /** Each server's `access:` and `tools:`, compiled for this configuration. */
   policies: Policies;
+  /** Whether the storage answers, for /health (absent: not watched, said as up). */
+  storage?: StorageMonitor;
 }
 
 /** The gateway's HTTP entry point: every route, with the finishing every request gets. */
@@ -87,7 +90,9 @@ export function buildRoutes(deps: RouteDeps): Routes {
   // Paths are under the base path unless `atOrigin`. For one request Hono runs the matching
   // rows top to bottom until one answers: `use` rows first, the 405 rows after the methods.
   const table: Route[] = [
-    get("/health", (c) => c.json({ status: "ok" })),
+    // 200 while storage is down too: this replica still serves what needs none, and its peers
+    // share the same database, so a balancer taking them all out would stop everything.
+    get("/health", (c) => c.json({ status: "ok", storage: deps.storage?.state ?? "up" })),
     get("/metrics", (c) => metricsEndpoint(c, config, metrics)),
 
     // Per-address limits on the OAuth endpoints and the browser pages.
