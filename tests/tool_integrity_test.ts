@@ -137,6 +137,12 @@ Deno.test("a changed description is held, shown by gatehouse tools with its diff
       assert.match(refused!.message, /changed its definition since it was approved/);
       assert.match(refused!.message, /gatehouse tools approve vendor "search"/);
       assert.equal((refused?.data as { reason: string }).reason, "tool_change_held");
+      // The client learns which field changed, never the text the hold keeps from its model.
+      assert.match(refused!.message, /\(changed: description\)/);
+      assert.deepEqual((refused?.data as { fields: string[] }).fields, ["description"]);
+      for (const told of [refused!.message, JSON.stringify(refused?.data)]) {
+        assert.ok(!told.includes("ssh") && !told.includes("Before answering"), told);
+      }
       assert.deepEqual(fixture.calls, [], "the held call never reached the server");
       assert.equal((await client.callTool({ name: "echo", arguments: {} })).isError, undefined);
 

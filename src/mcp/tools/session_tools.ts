@@ -249,7 +249,11 @@ function heldOf(tools: Map<string, KnownTool>): [string, KnownTool][] {
   return [...tools].filter(([, known]) => known.held);
 }
 
-/** The answer to a call of a held tool: what changed, and what an operator runs. */
+/**
+ * The answer to a call of a held tool: that it changed, which fields (by name; the new text
+ * goes to the operator alone: gatehouse tools diff, the audit trail, the log), and what an
+ * operator runs.
+ */
 function toolRefusal(
   id: RequestId,
   name: string,
@@ -260,21 +264,21 @@ function toolRefusal(
   const tool = JSON.stringify(owner.tool.slice(0, 200));
   if (!known) return unlistedRefusal(id, name, owner);
   const what = known?.approved ? "changed its definition since it was approved" : "is new";
-  const changes = known?.changes?.slice(0, 3).join("; ");
+  const fields = known?.approved && known.fields?.length
+    ? ` (changed: ${known.fields.join(", ")})`
+    : "";
   return errorResponse(
     id,
     ModernErrorCode.invalidParams,
     `the tool ${
       JSON.stringify(name.slice(0, 200))
-    } is held by the gateway: on the server "${server}" it ${what}${
-      changes ? ` (${changes})` : ""
-    }; it is not served until an operator reviews it (gatehouse tools diff ${server} ${tool}) and approves it (gatehouse tools approve ${server} ${tool})`,
+    } is held by the gateway: on the server "${server}" it ${what}${fields}; it is not served until an operator reviews it (gatehouse tools diff ${server} ${tool}) and approves it (gatehouse tools approve ${server} ${tool})`,
     {
       reason: "tool_change_held",
       server,
       tool: owner.tool,
       change: known?.approved ? "changed" : "new",
-      ...(known?.changes && { changes: known.changes }),
+      ...(known?.approved && known.fields && { fields: known.fields }),
     },
   );
 }

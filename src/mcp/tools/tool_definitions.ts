@@ -63,6 +63,36 @@ export function describeChanges(before: Json | undefined, after: Json | undefine
   return cut;
 }
 
+/** The fields of a tool's definition the protocol names; no other key is ever repeated. */
+const NAMED_FIELDS = new Set([
+  "name",
+  "title",
+  "description",
+  "inputSchema",
+  "outputSchema",
+  "annotations",
+  "icons",
+  "execution",
+]);
+
+/**
+ * Which top-level fields changed from `before` to `after`, for the client whose call of a held
+ * tool is refused: names only, never values, and only names the protocol gives (a change under
+ * another key is "other fields"), since the new text, and even a key the server chose, may be
+ * the very instruction the hold keeps from the model. Empty for a new tool, or one too large to
+ * have been kept.
+ */
+export function changedFields(before: Json | undefined, after: Json | undefined): string[] {
+  if (!before || !after) return [];
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  const differing = [...keys].filter((key) =>
+    canonicalJson(before[key] ?? null) !== canonicalJson(after[key] ?? null) ||
+    (key in before) !== (key in after)
+  );
+  const named = differing.filter((key) => NAMED_FIELDS.has(key)).sort();
+  return differing.length > named.length ? [...named, "other fields"] : named;
+}
+
 function compare(before: unknown, after: unknown, path: string, lines: string[]): void {
   if (isObject(before) && isObject(after)) {
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);

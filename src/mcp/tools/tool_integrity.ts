@@ -14,7 +14,7 @@ import type { Clock } from "../../core/clock.ts";
 import type { ServerName } from "../../core/ids.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { RecordedChange, ToolLedger, ToolRecord, ToolRules } from "./tool_ledger.ts";
-import { definitionOf, digestOf } from "./tool_definitions.ts";
+import { changedFields, definitionOf, digestOf } from "./tool_definitions.ts";
 import { ApprovalWatch, type ToolState } from "./tool_approvals.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 
@@ -67,7 +67,8 @@ export interface ToolOwner {
 
 /** What this replica last read of one tool's record. */
 export interface KnownTool extends ToolState {
-  changes?: string[];
+  /** The fields a held definition changed (names only: what a client may be told). */
+  fields?: string[];
 }
 
 interface ServerTools {
@@ -314,7 +315,10 @@ export function rulesOf(server: BackendServerConfig): ToolRules {
 function knownOf(record: ToolRecord): KnownTool {
   return {
     ...(record.approved && { approved: record.approved.digest }),
-    ...(record.held && { held: record.held.digest, changes: record.held.changes }),
+    ...(record.held && {
+      held: record.held.digest,
+      fields: changedFields(record.approved?.definition, record.held.definition),
+    }),
   };
 }
 
