@@ -41,6 +41,13 @@ import { RevisionMemory } from "./mcp/backends/revision_probe.ts";
 import { compilePolicies } from "./policy/server_policy.ts";
 import { requestTimeoutOf } from "./config/request_timeouts.ts";
 import { toolGateFor } from "./policy/tool_gates.ts";
+import { createConsole } from "./app_console.ts";
+import {
+  type ConsoleCarried,
+  newConsoleCarried,
+  noteCall,
+  noteToolChange,
+} from "./app_console_readings.ts";
 import type { Revocations } from "./oauth/revocations.ts";
 
 export interface Gateway {
@@ -70,6 +77,8 @@ export interface Gateway {
     revocations?: Revocations;
     /** Stdio processes shared per person or by everyone (`share:`): they outlive a reload. */
     processes: ProcessPool;
+    /** The console's readings: the last hour of calls, the latest audit events, the start. */
+    console: ConsoleCarried;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -126,6 +135,7 @@ export async function createGateway(
     }),
   };
   caches.clear();
+  const carriedConsole = previous?.carried.console ?? newConsoleCarried(clock);
   const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits, logger);
   processes.configure(config.limits);
   processes.reconfigure(config.servers);
@@ -135,7 +145,7 @@ export async function createGateway(
     clock,
     deadlines,
     killGraceMs: Math.min(KILL_GRACE_MS, config.shutdownGraceMs),
-    audit: callRecorder(config, metrics, deps.auditLogger ?? logger),
+    audit: callRecorder(config, metrics, deps.auditLogger ?? logger, carriedConsole, clock),
     idPrefix: config.replicaId,
     sharing: {
       directory: storeSessionDirectory(store, clock),
@@ -155,6 +165,7 @@ export async function createGateway(
           decision: change.decision,
         });
         auditToolChange(deps.auditLogger ?? logger, change);
+        noteToolChange(carriedConsole, clock, change);
       },
     }),
     requestTimeout: (server) => requestTimeoutOf(server, config.limits, config.servers),
@@ -226,7 +237,25 @@ export async function createGateway(
   for (const server of config.servers.values()) {
     authenticators.set(server.name, await createAuthenticator(server, oauth?.verifier, named));
   }
+  const operatorConsole = config.admin && oauth
+    ? await createConsole({
+      config,
+      admin: config.admin,
+      master,
+      store,
+      clock,
+      logger,
+      auditLogger: deps.auditLogger ?? logger,
+      sessions,
+      processes,
+      policies,
+      replica: config.replicaId ?? instance,
+      ...carriedConsole,
+      oauth: { ...oauth, loginFlow: oauth.server.loginFlow },
+    })
+    : undefined;
   const app = buildRoutes({
+    console: operatorConsole,
     config,
     sessions,
     links,
@@ -257,6 +286,7 @@ export async function createGateway(
       revisions,
       revocations,
       processes,
+      console: carriedConsole,
     },
     // The client every limit, log line and audit names: the peer, or whom a trusted proxy named.
     fetch: async (request, info) =>
@@ -290,14 +320,24 @@ function unchangedForSession(
   );
 }
 
-/** Counts and times every audited call; writes the audit line when the trail is enabled. */
-function callRecorder(config: ResolvedConfig, metrics: GatewayMetrics, logger: Logger): AuditLog {
+/**
+ * Counts and times every audited call (the metrics, and the console's last hour and latest
+ * events); writes the audit line when the trail is enabled.
+ */
+function callRecorder(
+  config: ResolvedConfig,
+  metrics: GatewayMetrics,
+  logger: Logger,
+  console: ConsoleCarried,
+  clock: Clock,
+): AuditLog {
   const trail = config.audit.enabled ? loggerAudit(logger, config.audit.arguments) : undefined;
   return {
     withArguments: trail?.withArguments ?? false,
     record(event) {
       metrics.calls.inc({ server: event.server, outcome: event.outcome });
       metrics.callDuration.observe(event.durationMs / 1000, { server: event.server });
+      noteCall(console, clock, event);
       trail?.record(event);
     },
   };

@@ -60,7 +60,13 @@ export async function createAuthServer(
   master: Secret,
   deps: AuthServerDeps,
 ): Promise<
-  { server: AuthServer; verifier: TokenVerifier; credentials: UserCredentials; grants: GrantAdmin }
+  {
+    server: AuthServer;
+    verifier: TokenVerifier;
+    credentials: UserCredentials;
+    grants: GrantAdmin;
+    sso: SsoSessions;
+  }
 > {
   const { store, clock, logger, revocations } = deps;
   const issuer = config.baseUrl;
@@ -233,6 +239,7 @@ export async function createAuthServer(
     verifier: new TokenVerifier({ issuer, accessTokens, grants, revocations, clock }),
     credentials,
     grants: grantAdmin,
+    sso,
   };
 }
 

@@ -13,6 +13,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "app_auth_server.ts": ["*"],
   "app_id_jag.ts": ["*"],
   "app_readings.ts": ["*"],
+  "app_console.ts": ["*"],
+  "app_console_readings.ts": ["*"],
   "serve.ts": ["*"],
   "cli": ["config", "core", "mcp/tools", "oauth", "store", "version.ts"],
   "http": [
@@ -33,6 +35,9 @@ const MAY_IMPORT: Record<string, string[]> = {
     "web",
   ],
   "web": ["config", "core", "credentials", "crypto", "idp", "oauth", "observability", "store"],
+  // The operator console: reads and acts through the narrow interfaces of its sources.ts,
+  // which app_console.ts implements; it may use the shared page helpers of web/.
+  "web/admin": ["config", "core", "crypto", "oauth", "observability", "store", "web"],
   "mcp/front": [
     "config",
     "core",
@@ -139,11 +144,16 @@ async function sources(dir = "src"): Promise<SourceFile[]> {
   return found;
 }
 
-/** `src/mcp/front/x.ts` → `mcp/front`; `src/app.ts` → `app.ts`. */
+/**
+ * `src/mcp/front/x.ts` → `mcp/front`; `src/web/admin/x.ts` → `web/admin`; `src/app.ts` →
+ * `app.ts`.
+ */
 function folderOf(path: string): string {
   const parts = path.split("/").slice(1);
   if (parts.length === 1) return parts[0];
-  if (parts[0] === "mcp" && parts.length > 2) return `mcp/${parts[1]}`;
+  if ((parts[0] === "mcp" || parts[0] === "web") && parts.length > 2) {
+    return `${parts[0]}/${parts[1]}`;
+  }
   return parts[0];
 }
 

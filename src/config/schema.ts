@@ -6,7 +6,12 @@
  */
 import { count, duration, type JsonSchema, list, LISTEN, text } from "./schema_builders.ts";
 import { CONNECTIONS_SCHEMA, LIMITS_SCHEMA, RATE_LIMITS_SCHEMA } from "./schema_limits.ts";
-import { AUDIT_SCHEMA, LOG_LEVEL_SCHEMA, METRICS_SCHEMA } from "./schema_observability.ts";
+import {
+  ADMIN_SCHEMA,
+  AUDIT_SCHEMA,
+  LOG_LEVEL_SCHEMA,
+  METRICS_SCHEMA,
+} from "./schema_observability.ts";
 import { OAUTH_SCHEMA } from "./schema_oauth.ts";
 import { SERVERS_SCHEMA } from "./schema_servers.ts";
 import { TLS_SCHEMA } from "./schema_tls.ts";
@@ -85,6 +90,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
     ),
     logLevel: LOG_LEVEL_SCHEMA,
     oauth: OAUTH_SCHEMA,
+    admin: ADMIN_SCHEMA,
     servers: SERVERS_SCHEMA,
   },
 };

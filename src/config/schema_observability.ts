@@ -2,7 +2,7 @@
  * The schema of what the gateway tells its operators: `audit:`, `metrics:` and `logLevel:`.
  * Mirrors observability.ts.
  */
-import { flag, type JsonSchema, LISTEN, text } from "./schema_builders.ts";
+import { duration, flag, type JsonSchema, list, LISTEN, text } from "./schema_builders.ts";
 
 export const AUDIT_SCHEMA: JsonSchema = {
   type: "object",
@@ -34,4 +34,21 @@ export const LOG_LEVEL_SCHEMA: JsonSchema = {
   enum: ["debug", "info", "warn", "error"],
   description: "The least severe log lines written (the audit trail is written regardless).",
   default: "info",
+};
+
+export const ADMIN_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description:
+    "The operator console (docs/console.md): people who sign in with the company identity provider and are listed here see and steer the gateway from a browser. Without admin:, its path answers 404. Needs oauth:.",
+  properties: {
+    emails: list("Addresses of the people who may open the console (a verified sign-in).", {
+      examples: [["ops@example.com"]],
+    }),
+    groups: list("Groups (by oauth.idp.groupsClaim, or GitHub org/team) that may open it.", {
+      examples: [["platform-admins"]],
+    }),
+    path: text("Where the console lives under baseUrl.", { default: "/admin" }),
+    idleTimeout: duration("A console session unused this long ends.", "30m"),
+  },
 };

@@ -394,6 +394,7 @@ export interface ResolvedConfig {
   servers: Map<ServerName, ServerConfig>;
   /** The authorization server; absent means OAuth endpoints answer 404. */
   oauth?: OAuthConfig;
+  admin?: import("./admin_config.ts").AdminConfig;
   /** What the file does that is allowed but risky (path, line, hint): logged at start-up. */
   warnings: ConfigIssue[];
 }

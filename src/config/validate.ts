@@ -4,6 +4,7 @@
  * section is checked by its own module; this one knows the top-level keys and the order the
  * sections are checked in (the order their issues are reported).
  */
+import { parseAdmin } from "./admin.ts";
 import { Checker } from "./checker.ts";
 import type { ConfigIssue } from "./issues.ts";
 import { parseBaseUrl, parseListen, parseOrigins, requireHttpsForOAuth } from "./addresses.ts";
@@ -47,6 +48,7 @@ const TOP_KEYS = [
   "replicaId",
   "trustedProxies",
   "tls",
+  "admin",
 ];
 
 /**
@@ -113,6 +115,7 @@ export function validateConfig(
     servers,
     previousSecrets,
     oauth,
+    admin: parseAdmin(c, raw.admin, oauth, servers),
     warnings: c.warnings,
   };
   return c.issues.length

@@ -17,6 +17,10 @@ export type CredentialStatus =
     updatedAt: number;
     /** The last characters of a manual token, when it is long enough to show them safely. */
     ending?: string;
+    /** The scopes granted, when the service said (connected accounts). */
+    scope?: string;
+    /** When the access token expires, when the service said. */
+    expiresAt?: number;
   }
   | { state: "reconnect"; reason: string };
 

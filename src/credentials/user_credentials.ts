@@ -113,6 +113,8 @@ export class UserCredentials {
       ending: stored.source === "manual" && stored.accessToken.length >= 20
         ? stored.accessToken.slice(-4)
         : undefined,
+      ...(stored.scope !== undefined && { scope: stored.scope }),
+      ...(stored.expiresAt !== undefined && { expiresAt: stored.expiresAt }),
     };
   }
 

@@ -13,7 +13,8 @@ export type KeyPurpose =
   | "state"
   | "mcp-request-state"
   | "tls-keys"
-  | "idp-tokens";
+  | "idp-tokens"
+  | "admin-csrf";
 
 const SALT = new TextEncoder().encode("gatehouse/v1");
 

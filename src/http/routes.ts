@@ -3,7 +3,7 @@
  * and the one `fetch` they sit behind. Handlers live in their modules.
  */
 import { Hono } from "hono";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { ResolvedConfig } from "../config/types.ts";
 import type { Clock } from "../core/clock.ts";
 import type { ServerName } from "../core/ids.ts";
@@ -59,6 +59,8 @@ export interface RouteDeps {
   policies: Policies;
   /** Whether the storage answers, for /health (absent: not watched, said as up). */
   storage?: StorageMonitor;
+  /** The operator console, when `admin:` is configured (web/admin/). */
+  console?: { handle(request: Request): Promise<Response> };
 }
 
 /** The gateway's HTTP entry point: every route, with the finishing every request gets. */
@@ -170,6 +172,11 @@ export function buildRoutes(deps: RouteDeps): Routes {
         UPSTREAM_CLIENT_PATH,
       ].map((path) => all(path, needsOAuth))),
 
+    // The operator console: its own sign-in, pages and actions (web/admin/console.ts).
+    ...(deps.console && config.admin
+      ? consoleRows(config.admin.path, deps.console, limit.browser)
+      : []),
+
     // MCP, Streamable HTTP. POST is nearly every request: the fast lane serves it before Hono's
     // router is consulted (about 10 µs a request under load); a server name holding `%` is
     // left to Hono, which decodes it.
@@ -205,6 +212,16 @@ export function buildRoutes(deps: RouteDeps): Routes {
       return server === undefined ? root.fetch(request, env) : fast.serve(request, server, env);
     }),
   };
+}
+
+/** Every path under the console's, its pages limited per address as the other browser pages. */
+function consoleRows(
+  path: string,
+  console: { handle(request: Request): Promise<Response> },
+  limit: MiddlewareHandler<GatewayEnv>,
+): Route[] {
+  const handle = (c: Context<GatewayEnv>) => console.handle(c.req.raw);
+  return [use(path, limit), use(`${path}/*`, limit), all(path, handle), all(`${path}/*`, handle)];
 }
 
 /** A GET with a session header is the Streamable standalone stream; without one, legacy SSE. */

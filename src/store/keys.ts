@@ -112,12 +112,16 @@ export const KEYS = {
    * by the provider's subject: for asking the provider about them again and acting as them there.
    */
   idpTokens: (subject: string) => boundedKey(["idp", "tokens", subject]),
+  /** An operator console session, by hash of its cookie. */
+  adminSession: (hash: string) => ["web", "admin", hash] as const,
   /** A person's approval of a client. */
   consent: (userId: string, clientId: string) => boundedKey(["web", "consent", userId, clientId]),
   /** A person's sealed credential for a service. */
   credential: (userId: string, service: string) =>
     boundedKey(["credentials", "user", userId, service]),
   /** A client session another replica may continue (its backend speaks Streamable HTTP). */
+  /** Every shared session record (the console counts the replicas that renew them). */
+  sharedSessions: ["mcp", "session"] as const,
   sharedSession: (sessionId: string) => boundedKey(["mcp", "session", sessionId]),
   /**
    * Gatehouse's dynamically registered client at a remote MCP server's authorization server,

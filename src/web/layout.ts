@@ -35,6 +35,7 @@ header { padding: 14px 24px; border-bottom: 1px solid var(--line); background: v
   display: flex; justify-content: space-between; align-items: center; }
 header .brand { font-weight: 650; letter-spacing: .2px; }
 main { max-width: 640px; margin: 40px auto; padding: 0 20px; }
+main.wide { max-width: 1280px; margin: 24px auto; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 12px;
   padding: 28px; }
 h1 { font-size: 1.45rem; margin: 0 0 12px; }
@@ -103,12 +104,21 @@ export interface LayoutOptions {
   account?: AccountNav;
   /** Extra origins forms on this page may be redirected to (the client's redirect URI). */
   formTargets?: string[];
+  /** A page of tables (the operator console): the main column spans the window. */
+  wide?: boolean;
+  /** Navigation shown under the header (the console's pages). */
+  nav?: Html;
+  /** More CSS, appended to the shared stylesheet (a constant, never request data). */
+  style?: string;
+  /** A script of the gateway's own, by path: allowed by the CSP (script-src and connect-src 'self'). */
+  script?: string;
 }
 
 /** The page's Content-Security-Policy header value. */
 export function pageCsp(options: LayoutOptions): string {
   const targets = ["'self'", ...(options.formTargets ?? [])].join(" ");
-  return `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
+  const script = options.script ? "; script-src 'self'; connect-src 'self'" : "";
+  return `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'${script}`;
 }
 
 export function layout(options: LayoutOptions, body: Html): Html {
@@ -119,8 +129,11 @@ export function layout(options: LayoutOptions, body: Html): Html {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="referrer" content="no-referrer">
+        <link rel="icon" href="data:,">
         <title>${options.title} · Gatehouse</title>
-        <style>${raw(STYLE)}</style>
+        <style>${raw(STYLE)}${raw(options.style ?? "")}</style>${options.script
+          ? html`<script src="${options.script}" defer></script>`
+          : ""}
       </head>
       <body>
         <header><span class="brand">Gatehouse</span>${options.signedInAs
@@ -128,7 +141,8 @@ export function layout(options: LayoutOptions, body: Html): Html {
             options.account ? accountLinks(options.account) : ""
           }</nav>`
           : ""}</header>
-        <main id="main">${body}</main>
+        ${options.nav ?? ""}
+        <main id="main"${options.wide ? raw(' class="wide"') : ""}>${body}</main>
       </body>
     </html>
   `;

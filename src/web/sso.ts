@@ -5,11 +5,11 @@
  */
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
-import { encodeBase64Url, sha256Base64Url } from "../crypto/base64url.ts";
-import { equalsSecret } from "../crypto/compare.ts";
+import { sha256Base64Url } from "../crypto/base64url.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
+import { checkCsrfFor, csrfTokenFor } from "./csrf.ts";
 import { clearCookie, type CookiePolicy, readCookie, setCookie } from "./cookies.ts";
 
 export const SSO_COOKIE = "gatehouse_sso";
@@ -69,17 +69,11 @@ export class SsoSessions {
     return clearCookie(this.options.cookies, SSO_COOKIE);
   }
 
-  async csrfToken(session: SsoSession): Promise<string> {
-    const mac = await crypto.subtle.sign(
-      "HMAC",
-      this.options.csrfKey,
-      new TextEncoder().encode(session.id),
-    );
-    return encodeBase64Url(new Uint8Array(mac));
+  csrfToken(session: SsoSession): Promise<string> {
+    return csrfTokenFor(this.options.csrfKey, session.id);
   }
 
-  async checkCsrf(session: SsoSession, given: string | null | undefined): Promise<boolean> {
-    if (!given) return false;
-    return equalsSecret(await this.csrfToken(session), given);
+  checkCsrf(session: SsoSession, given: string | null | undefined): Promise<boolean> {
+    return checkCsrfFor(this.options.csrfKey, session.id, given);
   }
 }

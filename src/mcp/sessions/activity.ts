@@ -11,9 +11,11 @@ export class Activity {
   #last: number;
   #recency: number;
   #openStreams = 0;
+  /** When the session began (epoch ms on the injected clock). */
+  readonly openedAt: number;
 
   constructor(private readonly clock: Clock) {
-    this.#last = clock.now();
+    this.#last = this.openedAt = clock.now();
     this.#recency = ++Activity.#sequence;
   }
 

@@ -113,6 +113,11 @@ export class SessionRegistry {
     return counts;
   }
 
+  /** Every session held here (for the operator console: read, never kept). */
+  list(): IterableIterator<Session> {
+    return this.#sessions.values();
+  }
+
   /** The session `id` held here, whoever it belongs to (for operators and tests). */
   get(id: SessionId): Session | undefined {
     return this.#sessions.get(id);

@@ -31,6 +31,8 @@ export interface HeldDefinition {
   at: number;
   /** Field-level description of the change from the approved definition. */
   changes: string[];
+  /** An operator looked at it and refused it (the console's Refuse): it stays unserved. */
+  refused?: { at: number; by: string };
 }
 
 export interface ToolRecord {
@@ -191,6 +193,28 @@ export class ToolLedger {
       }
     }
     return approved;
+  }
+
+  /**
+   * Marks the held definition of `tool` with this digest as refused by `by`: it stays unserved
+   * (as every held one is) and shows as reviewed. False when that definition is no longer held.
+   */
+  async refuse(server: string, tool: string, digest: string, by: string): Promise<boolean> {
+    const key = KEYS.toolDefinition(server, tool);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const entry = await this.store.getEntry<ToolRecord>(key);
+      const held = entry.value?.held;
+      if (!entry.value || !held || held.digest !== digest) return false;
+      const record: ToolRecord = {
+        ...entry.value,
+        held: { ...held, refused: { at: this.clock.now(), by } },
+      };
+      const ok = await this.store.commitIfUnchanged([{ key, version: entry.version }], {
+        writes: [{ key, value: record }, this.#epochWrite(server)],
+      });
+      if (ok) return true;
+    }
+    return false;
   }
 }
 
