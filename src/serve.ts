@@ -24,6 +24,19 @@ import { VERSION } from "./version.ts";
 import { EXIT } from "./cli/arguments.ts";
 import { cannotListen } from "./cli/listen_failure.ts";
 
+/**
+ * What a reload (SIGHUP) leaves as it is: the listeners, the storage and the TLS settings are
+ * opened once. README.md and docs/deploy.md name this list; tests/docs_test.ts holds them to it.
+ */
+export const RESTART_ONLY = [
+  "listen",
+  "connections",
+  "storage",
+  "storageOptions", // storagePool, storageTimeout, storageCaFile in the file
+  "metrics",
+  "tls",
+] as const;
+
 export interface ServeOptions {
   configPath: string;
   /** `--port N`, kept for reloads (a reload reads the file with it again). */
@@ -217,10 +230,9 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
       const next = await loadConfigFile(configPath, env, { port });
       // The certificate files are read again whatever the file says (renewed on disk).
       void https?.reload();
-      const fixed =
-        (["listen", "connections", "storage", "storageOptions", "metrics", "tls"] as const).filter((
-          key,
-        ) => JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key]));
+      const fixed = RESTART_ONLY.filter((key) =>
+        JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key])
+      );
       if (fixed.length) {
         logger.warn("these settings change only on restart; the running values stay", { fixed });
       }

@@ -5,6 +5,8 @@
  * exists.
  */
 import assert from "node:assert/strict";
+import { parseConfigText } from "../src/config/load.ts";
+import { RESTART_ONLY } from "../src/serve.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -61,4 +63,36 @@ Deno.test("relative links in the README and docs/ point at files that exist", ()
       );
     }
   }
+});
+
+Deno.test("README.md and docs/deploy.md name the settings that take a restart, as serve.ts keeps them", () => {
+  // storageOptions is what storagePool, storageTimeout and storageCaFile resolve to.
+  const expected = RESTART_ONLY.flatMap((key) =>
+    key === "storageOptions" ? ["storagePool", "storageTimeout", "storageCaFile"] : [key]
+  ).sort();
+  for (const file of ["README.md", "docs/deploy.md"]) {
+    const text = Deno.readTextFileSync(`${ROOT}${file}`).replace(/\s+/g, " ");
+    const sentence = /((?:`\w+`(?:, | and ))+`\w+`) change only on restart/.exec(text);
+    assert.ok(sentence, `${file} does not say what changes only on restart`);
+    const named = [...sentence[1].matchAll(/`(\w+)`/g)].map((m) => m[1]).sort();
+    assert.deepEqual(named, expected, `${file}: ${sentence[0]}`);
+  }
+});
+
+Deno.test("docs/deploy.md's ACME snippet, its commented keys taken in, is a valid tls.acme", () => {
+  const doc = Deno.readTextFileSync(`${ROOT}docs/deploy.md`);
+  const block = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1])
+    .find((text) => text.includes("acme:"));
+  assert.ok(block, "no ACME snippet in docs/deploy.md");
+  const uncommented = block.replace(/^(\s*)# (directory|caRoots|renewBefore):/gm, "$1$2:");
+  const config = parseConfigText(
+    `${uncommented}servers:\n  a: { transport: stdio, command: x, public: true }\n`,
+    () => undefined,
+    "docs/deploy.md",
+  );
+  const acme = config.tls?.acme;
+  assert.ok(acme, "the snippet configures no tls.acme");
+  assert.match(acme.directory, /letsencrypt/);
+  assert.equal(acme.caRootsFile, "/etc/gatehouse/company-ca.pem");
+  assert.equal(acme.renewBeforeMs, 30 * 24 * 3600_000);
 });

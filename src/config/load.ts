@@ -6,6 +6,7 @@ import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "y
 import { ConfigError, type ConfigIssue, type ConfigPath } from "./issues.ts";
 import type { ResolvedConfig } from "./types.ts";
 import { type Substitution, validateConfig } from "./validate.ts";
+import { firstSyntaxIssue, hintUnquotedBraces } from "./yaml_errors.ts";
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 /** A complete reference, or a `${` that starts none. */
@@ -46,14 +47,15 @@ export function parseConfigText(
   overrides: ConfigOverrides = {},
 ): ResolvedConfig {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const issues: ConfigIssue[] = doc.errors.map((error) => ({
-    path: [],
-    line: error.linePos?.[0].line ?? lineCounter.linePos(error.pos[0]).line,
-    message: `YAML syntax: ${error.message.split("\n")[0]}`,
-    hint: "check indentation and quoting around this line",
-  }));
-  if (issues.length) throw new ConfigError(issues, file);
+  const doc = parseDocument(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    logLevel: "error", // the stringified-key warning went to stderr; a mapping key is refused anyway
+  });
+  const syntax = firstSyntaxIssue(doc.errors, text, lineCounter);
+  if (syntax) throw new ConfigError([syntax], file);
+  const issues: ConfigIssue[] = [];
 
   const substitutions: Substitution[] = [];
   const substituted = withOverrides(
@@ -70,6 +72,7 @@ export function parseConfigText(
   if (issues.length || !result.config) {
     for (const issue of issues) {
       issue.line ??= lineOf(doc.contents, issue.path, lineCounter);
+      hintUnquotedBraces(issue, text);
     }
     throw new ConfigError(issues, file);
   }

@@ -80,6 +80,44 @@ Deno.test("parseConfigText() reports YAML syntax errors with their line", () => 
   assert.equal(typeof error.issues[0].line, "number");
 });
 
+Deno.test("parseConfigText() reports only the first YAML syntax error, with a hint for an unquoted {{", () => {
+  // In a flow mapping the parser stumbles over every token after the first `{` (64 follow-on
+  // errors on this line alone); the person needs the first one and what caused it.
+  const error = issuesOf(`servers:
+  demo:
+    transport: streamable-http
+    url: http://127.0.0.1:9/mcp
+    headers: { Authorization: Bearer {{user.token}} }
+    public: true
+`);
+  assert.equal(error.issues.length, 1);
+  assert.equal(error.issues[0].line, 5);
+  assert.match(error.issues[0].message, /^YAML syntax: .*more errors after it/);
+  assert.match(error.issues[0].hint ?? "", /quote a value with \{\{…\}\}/);
+  // A quoted placeholder on the line with another mistake is not blamed.
+  const other = issuesOf(`servers:
+  demo: { url: "{{user.token}}" ]
+`);
+  assert.equal(other.issues.length, 1);
+  assert.equal(other.issues[0].hint, "check indentation and quoting around this line");
+});
+
+Deno.test("parseConfigText() hints at quoting when an unquoted {{…}} became a mapping", () => {
+  const error = issuesOf(`servers:
+  demo:
+    transport: stdio
+    command: x
+    env:
+      TOKEN: {{user.token}}
+    public: true
+`);
+  const issue = error.issues.find((i) => i.path.join(".") === "servers.demo.env.TOKEN");
+  assert.ok(issue, error.message);
+  assert.equal(issue.line, 6);
+  assert.match(issue.message, /got a mapping/);
+  assert.match(issue.hint ?? "", /quote a value with/);
+});
+
 Deno.test("parseConfigText() refuses short secrets, bad placeholders and bad names", () => {
   const error = issuesOf(`secret: too-short
 servers:
