@@ -83,7 +83,9 @@ async function openConfiguredStore(config: ResolvedConfig) {
   });
 }
 
-async function main(args: string[]): Promise<number> {
+async function main(given: string[]): Promise<number> {
+  // `deno task gatehouse -- tools list` passes the `--` on.
+  const args = given[0] === "--" ? given.slice(1) : given;
   // The operator commands work on the running gateway's storage beside it.
   const operator = new Map([["grants", runGrantsCommand], ["tools", runToolsCommand]]).get(args[0]);
   if (operator) {

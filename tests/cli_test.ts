@@ -191,3 +191,28 @@ Deno.test("main.ts check shows the toolChanges in effect for each server, and wh
   assert.match(result.stdout, / {2}strict: toolChanges refuse \(as configured, 1 pinned\)\n/);
   assert.ok(!result.stdout.includes("both: toolChanges"), "an aggregate's members decide");
 });
+
+Deno.test("deno task gatehouse runs the operator commands from a checkout, as the binary does", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-task-" });
+  try {
+    const kv = await Deno.openKv(`${dir}/gatehouse.kv`);
+    kv.close();
+    const config = `${dir}/config.yaml`;
+    await Deno.writeTextFile(
+      config,
+      `storage: ${dir}/gatehouse.kv\nservers:\n  a: { transport: stdio, command: x, public: true }\n`,
+    );
+    // Exactly what the README shows: the task, `--`, then the binary's own arguments.
+    const output = await new Deno.Command("deno", {
+      args: ["task", "gatehouse", "--", "tools", "list", "--config", config],
+      cwd: new URL("../", import.meta.url).pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    assert.equal(output.code, 0, decode(output.stderr));
+    assert.match(decode(output.stdout) + decode(output.stderr), /no tool definitions recorded yet/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
