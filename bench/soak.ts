@@ -8,6 +8,7 @@
 import { startHttpFixture } from "../tests/fixtures/fixture_server.ts";
 import { startGatewayProcess } from "../tests/fixtures/gateway_process.ts";
 import { mcpHeaders, openSession, post } from "../tests/fixtures/raw.ts";
+import { DENO_DIR_YAML } from "../tests/fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -54,6 +55,7 @@ servers:
   stdio:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     public: true
 `,

@@ -14,6 +14,7 @@ import { FIXTURE_STDIO, startGateway, type TestGateway } from "./fixtures/gatewa
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 import { type Client, ToolListChangedNotificationSchema } from "./fixtures/sdk.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const ALL = "aggregate-token-0123456789";
@@ -53,6 +54,7 @@ servers:
   small:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     ${auth}
   all:
@@ -265,8 +267,8 @@ Deno.test("aggregate: a slow member is left out after a bounded wait; the rest a
   const gw = await startGateway(`
 limits: { requestTimeout: 20s }
 servers:
-  small: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
-  slow: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", slow-list], public: true }
+  small: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
+  slow: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", slow-list], public: true }
   both: { transport: aggregate, servers: [small, slow], public: true }
 `);
   try {

@@ -4,6 +4,7 @@ import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
 import type { SessionId } from "../src/core/ids.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "bad-input-token-123456";
@@ -21,6 +22,7 @@ servers:
   min:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
 `);
@@ -285,6 +287,7 @@ servers:
   min:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     serviceAuths: [{ type: bearer, tokens: ["alice-token-123", "bob-token-4567"] }]
 `);

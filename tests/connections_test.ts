@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const encoder = new TextEncoder();
@@ -16,6 +17,7 @@ const SERVERS = `servers:
   mini:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     public: true
 `;

@@ -9,6 +9,7 @@ import { startGateway } from "./fixtures/gateway.ts";
 import { refusedPort } from "./fixtures/ports.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -41,6 +42,7 @@ function backendsRunning(mode: string): number[] {
 const bad = (mode: string) => `
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/bad_backend.ts", ${mode}]
     public: true`;
 

@@ -7,6 +7,7 @@ import { connectClient } from "./fixtures/client.ts";
 import { FIXTURE_STDIO, startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -22,6 +23,7 @@ servers:
   min:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     public: true
   missing:

@@ -12,6 +12,7 @@ import { startRelay } from "./fixtures/ports.ts";
 import { mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const REVOKED = /this grant was revoked: sign in again through your MCP client/;
@@ -61,7 +62,7 @@ baseUrl: ${relay.url}
 storage: ${dir}/gatehouse.kv
 secret: grants-cli-test-secret-0123456789-abcdefgh
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
   idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
   allow: { domains: [example.com] }

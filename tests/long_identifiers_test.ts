@@ -18,6 +18,7 @@ import { startRelay } from "./fixtures/ports.ts";
 import { selfSignedCertificate } from "./fixtures/tls.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -89,6 +90,7 @@ servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
 oauth:
   idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }

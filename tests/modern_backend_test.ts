@@ -28,13 +28,17 @@ import {
   ToolListChangedNotificationSchema,
 } from "./fixtures/sdk.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
 
 const MODERN_STDIO = `command: deno
-    args: ${JSON.stringify(fixtureCommand("modern_server.ts", ["--stdio"]))}`;
+    args: ${JSON.stringify(fixtureCommand("modern_server.ts", ["--stdio"]))}
+    env: ${stdioEnvYaml()}`;
 const SILENT_STDIO = `command: deno
-    args: [run, "${new URL("./fixtures/bad_backend.ts", import.meta.url).pathname}", none]`;
+    args: [run, "${new URL("./fixtures/bad_backend.ts", import.meta.url).pathname}", none]
+    env: ${stdioEnvYaml()}`;
 const LEGACY_STDIO = `command: deno
-    args: ${JSON.stringify(fixtureCommand("legacy_everything_server.ts", ["--stdio"]))}`;
+    args: ${JSON.stringify(fixtureCommand("legacy_everything_server.ts", ["--stdio"]))}
+    env: ${stdioEnvYaml()}`;
 
 interface V1 {
   client: Client;

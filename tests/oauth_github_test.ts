@@ -13,6 +13,7 @@ import {
 } from "./fixtures/oauth_raw.ts";
 import { testClock } from "./fixtures/clock.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -21,7 +22,7 @@ Deno.test("github login: an org member gets a token; outsiders and unverified ad
   const gw = await startGateway(`
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
   idp:
     provider: github
@@ -93,7 +94,7 @@ Deno.test("github login: organisations and teams become groups, read across page
   const gw = await startGateway(`
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
   idp:
     provider: github

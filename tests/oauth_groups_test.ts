@@ -16,6 +16,7 @@ import {
   token,
 } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -31,7 +32,7 @@ async function withGroupsGateway(
       `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]${alpha} }
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]${alpha} }
 oauth:
   idp:
     provider: oidc

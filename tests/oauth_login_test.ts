@@ -15,6 +15,7 @@ import {
 } from "./fixtures/oauth_raw.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const isCallback = (u: URL) => u.href.startsWith(REDIRECT_URI);
 
@@ -368,7 +369,7 @@ Deno.test("metadata: the gateway's base URL has an RFC 9728 document naming the 
 Deno.test("without oauth: the OAuth endpoints answer 404; under a base path, the insertion form", async () => {
   const plain = await startGateway(`
 servers:
-  open: { transport: stdio, command: deno, args: [--version], public: true }
+  open: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [--version], public: true }
 `);
   try {
     for (

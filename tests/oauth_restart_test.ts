@@ -9,6 +9,7 @@ import { exchangeCode, obtainCode, registerClient, token } from "./fixtures/oaut
 import { startRelay } from "./fixtures/ports.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const OLD = "old-master-secret-0123456789-abcdefghijklmnop";
@@ -23,7 +24,7 @@ Deno.test("restart with a rotated secret: old tokens verify via previousSecrets,
 baseUrl: ${relay.url}
 ${secrets}
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
   idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
   allow: { domains: [example.com] }

@@ -16,6 +16,7 @@ import {
 } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { describeRun, passes, runConformance } from "./fixtures/conformance_run.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const TOKEN = "param-token-0123456789abcdef";
 const MINIMAL = new URL("./fixtures/minimal_server.ts", import.meta.url).pathname;
@@ -35,6 +36,7 @@ servers:
   asking:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${MINIMAL}", "0", "plain", "ask-region"]
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
 `;

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { connectClient, type Front } from "./fixtures/client.ts";
 import { startHttpFixture, startSseFixture } from "./fixtures/fixture_server.ts";
-import { FIXTURE_STDIO, startGateway } from "./fixtures/gateway.ts";
+import { fixtureStdio, startGateway } from "./fixtures/gateway.ts";
 import { LoggingMessageNotificationSchema } from "./fixtures/sdk.ts";
 import { waitUntil } from "./fixtures/waits.ts";
 
@@ -23,8 +23,7 @@ storage: ":memory:"
 servers:
   stdio:
     transport: stdio
-    ${FIXTURE_STDIO}
-    env: { FIXTURE_USER: "{{user.id}}" }
+    ${fixtureStdio({ FIXTURE_USER: "{{user.id}}" })}
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
   http:
     transport: streamable-http

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -18,6 +19,7 @@ ${
       `  ${name}:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"${args}]
     public: true
 `

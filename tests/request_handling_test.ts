@@ -9,6 +9,7 @@ import { FIXTURE_STDIO, startGateway, type TestGateway } from "./fixtures/gatewa
 import { INIT, mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
 import type { SessionId } from "../src/core/ids.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -22,6 +23,7 @@ servers:
   badid:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/bad_backend.ts", bad-id]
     public: true
 `;

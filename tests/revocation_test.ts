@@ -11,6 +11,7 @@ import { exchangeCode, obtainCode, register, registerClient, token } from "./fix
 import { mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const REVOKED = /this grant was revoked: sign in again through your MCP client/;
@@ -178,6 +179,7 @@ servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
 oauth:
   idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }

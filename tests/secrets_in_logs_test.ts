@@ -10,7 +10,7 @@ import {
   postForm,
   startCredentialGateway,
 } from "./fixtures/credential_gateway.ts";
-import { FIXTURE_STDIO, listenForGateway, startGateway } from "./fixtures/gateway.ts";
+import { fixtureStdio, listenForGateway, startGateway } from "./fixtures/gateway.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { connectWithOAuth } from "./fixtures/oauth_client.ts";
 import { idpSection, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
@@ -119,12 +119,14 @@ secret: ${TEST_MASTER_SECRET}
 servers:
   leaky:
     transport: stdio
-    ${FIXTURE_STDIO}
-    env:
-      SERVICE_TOKEN: "{{user.token}}"
-      API_KEY: \${LEAKY_API_KEY}
-      MASTER_COPY: ${TEST_MASTER_SECRET}
-      LOG_LEVEL: info
+    ${
+      fixtureStdio({
+        SERVICE_TOKEN: "{{user.token}}",
+        API_KEY: "${LEAKY_API_KEY}",
+        MASTER_COPY: TEST_MASTER_SECRET,
+        LOG_LEVEL: "info",
+      })
+    }
     requiresUserToken: true
     userToken: { kind: manual, displayName: Leaky }
 oauth:

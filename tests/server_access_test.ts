@@ -19,10 +19,12 @@ import {
 } from "./fixtures/oauth_raw.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const SERVER = `transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]`;
 
 /** alpha's `access:` is the test's to choose (and to change by a reload); beta is the boss's. */

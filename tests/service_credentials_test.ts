@@ -8,10 +8,12 @@ import assert from "node:assert/strict";
 import { startGateway } from "./fixtures/gateway.ts";
 import { INIT, mcpHeaders, post } from "./fixtures/raw.ts";
 import { Client, StreamableHTTPClientTransport } from "./fixtures/sdk.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const SERVER = `transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]`;
 const CI_TOKEN = "ci-token-0123456789abcdef";
 const OTHER_TOKEN = "other-token-0123456789abcdef";

@@ -8,6 +8,7 @@ import { liveChildren } from "../src/mcp/backends/spawner.ts";
 import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { Client, StreamableHTTPClientTransport } from "./fixtures/sdk.ts";
 import { within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 const MEMORY = "npm:@modelcontextprotocol/server-memory@2026.8.31";
@@ -52,6 +53,7 @@ servers:
   demo:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, -A, --no-config, "${EVERYTHING}", stdio]
     ${AUTH}
     share: person
@@ -94,14 +96,14 @@ servers:
     transport: stdio
     command: deno
     args: [run, -A, --no-config, "${MEMORY}"]
-    env: { MEMORY_FILE_PATH: "${dir}/{{user.id}}.json" }
+    env: { ${DENO_DIR_YAML}, MEMORY_FILE_PATH: "${dir}/{{user.id}}.json" }
     ${AUTH}
     share: person
   ours:
     transport: stdio
     command: deno
     args: [run, -A, --no-config, "${MEMORY}"]
-    env: { MEMORY_FILE_PATH: "${dir}/everyone.json" }
+    env: { ${DENO_DIR_YAML}, MEMORY_FILE_PATH: "${dir}/everyone.json" }
     ${AUTH}
     share: all
 `);
@@ -152,6 +154,7 @@ servers:
   fast:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, -A, --no-config, "${dir}/server.ts"]
     ${AUTH}
     share: all

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -12,6 +13,7 @@ const SERVER = `servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     serviceAuths: [{ type: bearer, tokens: ["static-token-0123456789abcdef"] }]
 `;
@@ -84,6 +86,7 @@ servers:
   tracker:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "--token={{user.token}}"]
     requiresUserToken: true
 oauth:

@@ -9,6 +9,7 @@ import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { connectV2Client } from "./fixtures/v2_client.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "alice-token-0123456789abcdef";
@@ -221,7 +222,7 @@ servers:
     transport: stdio
     ${LEGACY_EVERYTHING_STDIO}
     public: true
-  small: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
+  small: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"], public: true }
   both: { transport: aggregate, servers: [legacy, small], public: true }
 `);
   const v2 = await connectV2Client(`${gw.url}/both/mcp`, { negotiation: "pinned" });

@@ -10,6 +10,7 @@ import { connectClient } from "./fixtures/client.ts";
 import { FIXTURE_STDIO, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { qualifiedName } from "../src/mcp/aggregate/names.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const EDITOR = "editor-token-0123456789abcdef";
 const READER = "reader-token-0123456789abcdef";
@@ -193,6 +194,7 @@ servers:
   wide:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${minimal}", "0", "plain", "tool=${danger}", "tool=${safe}"]
     serviceAuths: [{ type: bearer, tokens: ["${EDITOR}"] }]
   long:

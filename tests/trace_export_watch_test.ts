@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { refusedPort } from "./fixtures/ports.ts";
 import { sleep, waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -19,6 +20,7 @@ servers:
   local:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     serviceAuths: [{ type: bearer, tokens: [trace-watch-token-0123456789] }]
 `,

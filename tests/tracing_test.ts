@@ -21,6 +21,7 @@ import {
 import { mcpHeaders, openSession, post } from "./fixtures/raw.ts";
 import { startTraceBackend } from "./fixtures/trace_backend.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TOKEN = "tracing-test-token-0123456789";
@@ -34,6 +35,7 @@ function servers(backendUrl: string) {
   local:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
   remote:

@@ -9,6 +9,7 @@ import { startIdp, type TestIdp } from "../../tests/fixtures/idp.ts";
 import { exchangeCode, obtainCode, registerClient } from "../../tests/fixtures/oauth_raw.ts";
 import { UserAgent } from "../../tests/fixtures/user_agent.ts";
 import { freePort, type Running, startDeno, waitForOk } from "./processes.ts";
+import { DENO_DIR_YAML } from "../../tests/fixtures/deno_dir.ts";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 export const MASTER_SECRET = "bench-master-secret-0123456789-abcdefghijklmnop";
@@ -123,6 +124,7 @@ export function stdioServer(name: string, script: string, args: string[] = [], e
   return `  ${name}:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, ${quoted}]
 ${extra}`;
 }

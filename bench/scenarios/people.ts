@@ -15,6 +15,7 @@ import { expectResult } from "../lib/load.ts";
 import { directClient, openPeople, paced, personToken, quantile } from "../lib/people.ts";
 import { childPids, cpuSpent, readCpu, rssBytes, sleep } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
+import { DENO_DIR_YAML } from "../../tests/fixtures/deno_dir.ts";
 
 const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 const COMMAND = ["deno", "run", "-A", "--no-config", EVERYTHING, "stdio"];
@@ -48,6 +49,7 @@ function serverYaml(mode: Mode): string {
     transport: stdio
     command: ${COMMAND[0]}
     args: [${COMMAND.slice(1).map((arg) => JSON.stringify(arg)).join(", ")}]
+    env: { ${DENO_DIR_YAML} }
     serviceAuths: [{ type: bearer, tokens: [${
     [...tokens, JSON.stringify(BENCH_TOKEN)].join(", ")
   }] }]

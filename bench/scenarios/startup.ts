@@ -6,6 +6,7 @@ import { RUNTIME_PERMISSIONS } from "../../scripts/compile.ts";
 import { ROOT } from "../lib/gateway.ts";
 import { freePort } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
+import { DENO_DIR_ENV, DENO_DIR_YAML } from "../../tests/fixtures/deno_dir.ts";
 
 const RUNS = 7;
 const TARGET_MS = 300;
@@ -14,7 +15,7 @@ async function timeToHealthy(config: string, port: number): Promise<number> {
   const started = performance.now();
   const child = new Deno.Command("deno", {
     args: ["run", ...RUNTIME_PERMISSIONS, `${ROOT}main.ts`, "serve", "--config", config],
-    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
+    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "", ...DENO_DIR_ENV },
     clearEnv: true,
     stdin: "null",
     stdout: "null",
@@ -54,6 +55,7 @@ servers:
   demo:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     serviceAuths: [{ type: bearer, tokens: ["dev-token"] }]
 `,

@@ -1,0 +1,71 @@
+/**
+ * Every Deno child a test or the bench starts reads the run's Deno cache (tests/fixtures/
+ * deno_dir.ts): a stdio server written `command: deno` in a test's configuration names
+ * `DENO_DIR` in its `env:` (the gateway starts it from an empty environment), and a
+ * `Deno.Command` that clears its environment puts `DENO_DIR` back. Static, so that a new test
+ * cannot forget it; tests/share_servers_test.ts failed on a fresh machine for want of it.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+function sources(dir: string): { path: string; text: string }[] {
+  const found: { path: string; text: string }[] = [];
+  for (const entry of Deno.readDirSync(`${ROOT}${dir}`)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...sources(path));
+    else if (entry.name.endsWith(".ts")) {
+      found.push({ path, text: Deno.readTextFileSync(`${ROOT}${path}`) });
+    }
+  }
+  return found;
+}
+
+const GIVES_CACHE = /DENO_DIR|stdioEnvYaml\(|fixtureStdio\(/;
+
+/** The lines of the YAML entry that `command: deno` on line `at` belongs to. */
+function entryOf(lines: string[], at: number): string[] {
+  const line = lines[at];
+  if (/\{[^}]*command: deno/.test(line)) return [line]; // a flow mapping on one line
+  const indent = line.length - line.trimStart().length;
+  const entry = [line];
+  for (let i = at - 1; i >= 0; i--) {
+    const above = lines[i];
+    if (above.trim() === "" || above.length - above.trimStart().length < indent) break;
+    entry.unshift(above);
+  }
+  for (let i = at + 1; i < lines.length; i++) {
+    const below = lines[i];
+    if (below.trim() === "" || below.length - below.trimStart().length < indent) break;
+    entry.push(below);
+  }
+  return entry;
+}
+
+Deno.test("every stdio server started by deno in tests/ and bench/ is handed the run's DENO_DIR", () => {
+  const missing: string[] = [];
+  let seen = 0;
+  for (const { path, text } of [...sources("tests"), ...sources("bench")]) {
+    if (path.endsWith("deno_children_test.ts")) continue;
+    const lines = text.split("\n");
+    lines.forEach((line, at) => {
+      if (!/command: (deno\b|\$\{COMMAND\[0\]\})/.test(line)) return;
+      seen++;
+      if (!entryOf(lines, at).some((l) => GIVES_CACHE.test(l))) missing.push(`${path}:${at + 1}`);
+    });
+  }
+  assert.ok(seen >= 40, `only ${seen} stdio servers found: is the scan still looking?`);
+  assert.deepEqual(missing, [], "add env: { ${DENO_DIR_YAML} } (tests/fixtures/deno_dir.ts)");
+});
+
+Deno.test("every Deno.Command in tests/ and bench/ that clears its environment puts DENO_DIR back", () => {
+  const missing: string[] = [];
+  for (const { path, text } of [...sources("tests"), ...sources("bench")]) {
+    if (path.endsWith("deno_children_test.ts")) continue;
+    for (const match of text.matchAll(/clearEnv: true/g)) {
+      const call = text.slice(text.lastIndexOf("new Deno.Command", match.index), match.index);
+      if (!GIVES_CACHE.test(call)) missing.push(`${path} at ${match.index}`);
+    }
+  }
+  assert.deepEqual(missing, [], "add ...DENO_DIR_ENV (tests/fixtures/deno_dir.ts) to its env");
+});
