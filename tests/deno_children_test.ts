@@ -69,3 +69,30 @@ Deno.test("every Deno.Command in tests/ and bench/ that clears its environment p
   }
   assert.deepEqual(missing, [], "add ...DENO_DIR_ENV (tests/fixtures/deno_dir.ts) to its env");
 });
+
+Deno.test("a first test run in a new checkout prints no Ignored build scripts box", async () => {
+  // Deno warns once per directory about packages whose install scripts it did not run (the
+  // bench's mcp-proxy brings tldjs, whose script only refreshes a suffix list); a fresh
+  // directory with the test configuration and lock shows what a new checkout's first run shows.
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-checkout-" });
+  try {
+    await Deno.copyFile(`${ROOT}deno.test.json`, `${dir}/deno.test.json`);
+    await Deno.copyFile(`${ROOT}deno.lock`, `${dir}/deno.lock`);
+    await Deno.writeTextFile(
+      `${dir}/first_test.ts`,
+      'import "yaml";\nDeno.test("first", () => {});\n',
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "--config", "deno.test.json", "first_test.ts"],
+      cwd: dir,
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, text);
+    assert.doesNotMatch(text, /Ignored build scripts/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
