@@ -8,33 +8,24 @@
  * pebble answers.
  */
 import assert from "node:assert/strict";
-import { FIXTURE_STDIO } from "./fixtures/gateway.ts";
-import { type GatewayProcess, startGatewayProcess } from "./fixtures/gateway_process.ts";
+import { callOverHttps, httpsGatewayYaml, startHttpsGateway } from "./fixtures/https_gateway.ts";
 import { type Pebble, startPebble } from "./fixtures/pebble.ts";
 import { ephemeralPort } from "./fixtures/ports.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const TOKEN = "acme-token-0123456789";
 
 function config(pebble: Pebble, storage: string, redirectPort: number, renewBefore = "30d") {
-  return `listen: 127.0.0.1:{{PORT}}
-baseUrl: https://localhost:{{PORT}}
-storage: ${storage}
-secret: acme-test-secret-0123456789-0123456789-0123456789
-tls:
-  acme:
+  return httpsGatewayYaml(
+    `  acme:
     directory: ${pebble.directory}
     email: ops@example.com
     caRoots: ${pebble.caRootsFile}
     renewBefore: ${renewBefore}
-  redirectHttp: 127.0.0.1:${redirectPort}
-servers:
-  tools:
-    transport: stdio
-    ${FIXTURE_STDIO}
-    serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
-`;
+  redirectHttp: 127.0.0.1:${redirectPort}`,
+    `storage: ${storage}
+secret: acme-test-secret-0123456789-0123456789-0123456789`,
+  );
 }
 
 async function setup() {
@@ -69,48 +60,11 @@ async function servedSerial(port: number): Promise<string> {
   return new TextDecoder().decode(stdout).trim().replace(/^serial=0*/, "").toLowerCase();
 }
 
-async function toolCall(gw: GatewayProcess, root: string) {
-  const client = Deno.createHttpClient({ caCerts: [root] });
-  try {
-    const response = await fetch(`${gw.url}/tools/mcp`, {
-      client,
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "test_simple_text",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: {
-          name: "test_simple_text",
-          arguments: {},
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
-        },
-      }),
-    });
-    return { status: response.status, body: await response.json() };
-  } finally {
-    client.close();
-  }
-}
-
 Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client trusting only pebble's root; a second gateway on the storage reuses it", async () => {
   const s = await setup();
   try {
     const root = await s.pebble.issuingRoot();
-    const first = await startGatewayProcess(config(s.pebble, s.storage, s.redirectPort), {}, {
-      caCerts: [root],
-    });
+    const first = await startHttpsGateway(config(s.pebble, s.storage, s.redirectPort), root);
     try {
       // Pebble really asked for the challenge on tls.redirectHttp, and issued once.
       assert.match(
@@ -120,7 +74,7 @@ Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client
         ),
       );
       assert.equal(s.pebble.issued().length, 1);
-      const answer = await toolCall(first, root);
+      const answer = await callOverHttps(first, root);
       assert.equal(answer.status, 200, JSON.stringify(answer));
       assert.ok(answer.body.result, JSON.stringify(answer));
       assert.equal(await servedSerial(first.port), s.pebble.issued()[0]);
@@ -129,9 +83,7 @@ Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client
         () => /"msg":"TLS certificate obtained from the ACME directory"/.test(first.logs()),
       );
 
-      const second = await startGatewayProcess(config(s.pebble, s.storage, ephemeralPort()), {}, {
-        caCerts: [root],
-      });
+      const second = await startHttpsGateway(config(s.pebble, s.storage, ephemeralPort()), root);
       try {
         assert.equal(await servedSerial(second.port), s.pebble.issued()[0]);
         assert.equal(s.pebble.issued().length, 1, "the second gateway did not order again");
@@ -157,8 +109,8 @@ Deno.test("two gateways starting together on empty storage order one certificate
     // Pebble checks challenges on the first one's redirect port only: whichever of the two
     // orders, the answer is in the shared storage, and the first one serves it.
     const [one, two] = await Promise.all([
-      startGatewayProcess(config(s.pebble, s.storage, s.redirectPort), {}, { caCerts: [root] }),
-      startGatewayProcess(config(s.pebble, s.storage, ephemeralPort()), {}, { caCerts: [root] }),
+      startHttpsGateway(config(s.pebble, s.storage, s.redirectPort), root),
+      startHttpsGateway(config(s.pebble, s.storage, ephemeralPort()), root),
     ]);
     try {
       assert.equal(s.pebble.issued().length, 1, "one order for both");
@@ -177,9 +129,7 @@ Deno.test("renewal replaces the certificate for new connections; a connection op
   try {
     const root = await s.pebble.issuingRoot();
     // Due at once (pebble's certificates live five years): renewed on the next look (SIGHUP).
-    const gw = await startGatewayProcess(config(s.pebble, s.storage, s.redirectPort, "3000d"), {}, {
-      caCerts: [root],
-    });
+    const gw = await startHttpsGateway(config(s.pebble, s.storage, s.redirectPort, "3000d"), root);
     try {
       const before = await servedSerial(gw.port);
       const open = await Deno.connectTls({ hostname: "localhost", port: gw.port, caCerts: [root] });
@@ -218,12 +168,12 @@ Deno.test("pebble unreachable at start: a stored certificate is served and the f
   try {
     const root = await s.pebble.issuingRoot();
     const yaml = config(s.pebble, s.storage, s.redirectPort, "3000d");
-    const first = await startGatewayProcess(yaml, {}, { caCerts: [root] });
+    const first = await startHttpsGateway(yaml, root);
     await first.close();
     await s.pebble.stop();
 
     // A valid certificate in storage: the gateway starts on it; renewing fails and is retried.
-    const stored = await startGatewayProcess(yaml, {}, { caCerts: [root] });
+    const stored = await startHttpsGateway(yaml, root);
     try {
       assert.equal(await servedSerial(stored.port), s.pebble.issued()[0]);
       stored.signal("SIGHUP");

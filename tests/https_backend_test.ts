@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { mcpHeaders, openSession, post } from "./fixtures/raw.ts";
-import { selfSignedCertificate } from "./fixtures/tls.ts";
+import { selfSignedCertificate } from "./fixtures/certificates.ts";
 import { within } from "./fixtures/waits.ts";
 
 Deno.test("an https backend signed by a CA the process trusts is reached over kept-alive TLS", async () => {

@@ -8,13 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { testCa } from "./fixtures/certificates.ts";
-import { FIXTURE_STDIO } from "./fixtures/gateway.ts";
-import { type GatewayProcess, startGatewayProcess } from "./fixtures/gateway_process.ts";
+import { callOverHttps, httpsGatewayYaml, startHttpsGateway } from "./fixtures/https_gateway.ts";
 import { ephemeralPort } from "./fixtures/ports.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const TOKEN = "https-files-token-0123456789";
 
 async function setup(extra = "", connections = "{ headerTimeout: 1s }") {
   const [caA, caB] = await Promise.all([testCa("CA A"), testCa("CA B")]);
@@ -23,21 +21,14 @@ async function setup(extra = "", connections = "{ headerTimeout: 1s }") {
   await Deno.writeTextFile(`${dir}/cert.pem`, leafA.cert);
   await Deno.writeTextFile(`${dir}/key.pem`, leafA.key);
   const redirectPort = ephemeralPort();
-  const yaml = `listen: 127.0.0.1:{{PORT}}
-baseUrl: https://localhost:{{PORT}}
-tls:
-  cert: ${dir}/cert.pem
+  const yaml = httpsGatewayYaml(
+    `  cert: ${dir}/cert.pem
   key: ${dir}/key.pem
-  redirectHttp: 127.0.0.1:${redirectPort}
-connections: ${connections}
+  redirectHttp: 127.0.0.1:${redirectPort}`,
+    `connections: ${connections}
 metrics: { listen: "127.0.0.1:{{METRICS_PORT}}" }
-${extra}
-servers:
-  tools:
-    transport: stdio
-    ${FIXTURE_STDIO}
-    serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
-`;
+${extra}`,
+  );
   const cleanup = () =>
     Promise.all([caA.dir, caB.dir, dir].map((d) => Deno.remove(d, { recursive: true })));
   return { caA, caB, dir, yaml, redirectPort, cleanup };
@@ -74,47 +65,11 @@ async function health(conn: Deno.Conn): Promise<number> {
 const headLength = (text: string) => text.indexOf("\r\n\r\n") + 4;
 const bodyLength = (text: string) => Number(/content-length: (\d+)/i.exec(text)?.[1] ?? 0);
 
-async function mcpCall(gw: GatewayProcess, ca: string): Promise<unknown> {
-  const client = Deno.createHttpClient({ caCerts: [ca] });
-  try {
-    const headers = {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": "test_simple_text",
-    };
-    const response = await fetch(`${gw.url}/tools/mcp`, {
-      client,
-      method: "POST",
-      headers,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: {
-          name: "test_simple_text",
-          arguments: {},
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": { name: "t", version: "1" },
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
-        },
-      }),
-    });
-    return { status: response.status, body: await response.json() };
-  } finally {
-    client.close();
-  }
-}
-
 Deno.test("over https from files: an MCP call by a client trusting only the CA, ALPN http/1.1, TLS 1.2+", async () => {
   const s = await setup();
-  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  const gw = await startHttpsGateway(s.yaml, s.caA.cert);
   try {
-    const answer = await mcpCall(gw, s.caA.cert) as { status: number; body: { result?: unknown } };
+    const answer = await callOverHttps(gw, s.caA.cert);
     assert.equal(answer.status, 200, JSON.stringify(answer));
     assert.ok(answer.body.result, JSON.stringify(answer));
     const conn = await Deno.connectTls({
@@ -159,7 +114,7 @@ Deno.test("over https from files: an MCP call by a client trusting only the CA, 
 
 Deno.test("a certificate rotated on disk is served to the next connection; an open one goes on", async () => {
   const s = await setup();
-  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  const gw = await startHttpsGateway(s.yaml, s.caA.cert);
   try {
     const open = await Deno.connectTls({
       hostname: "localhost",
@@ -206,7 +161,7 @@ Deno.test("SIGHUP reads the certificate files again when no change was seen (a s
   await Deno.rename(`${s.dir}/key.pem`, `${elsewhere}/key.pem`);
   await Deno.symlink(`${elsewhere}/cert.pem`, `${s.dir}/cert.pem`);
   await Deno.symlink(`${elsewhere}/key.pem`, `${s.dir}/key.pem`);
-  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  const gw = await startHttpsGateway(s.yaml, s.caA.cert);
   try {
     const leafB = await s.caB.issue("leaf B");
     await Deno.writeTextFile(`${elsewhere}/cert.pem`, leafB.cert);
@@ -263,7 +218,7 @@ Deno.test("gatehouse check refuses a key that does not match its certificate, na
 
 Deno.test("a TLS handshake must finish within connections.headerTimeout; plain HTTP on redirectHttp gets 308 to https", async () => {
   const s = await setup();
-  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  const gw = await startHttpsGateway(s.yaml, s.caA.cert);
   try {
     const silent = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
     const ended = await within(
@@ -308,7 +263,7 @@ Deno.test("a TLS handshake must finish within connections.headerTimeout; plain H
 
 Deno.test("connections waiting for their TLS handshake count against connections.max and make room for a newcomer", async () => {
   const s = await setup("", "{ max: 2, headerTimeout: 30s }");
-  const gw = await startGatewayProcess(s.yaml, {}, { caCerts: [s.caA.cert] });
+  const gw = await startHttpsGateway(s.yaml, s.caA.cert);
   const silent: Deno.Conn[] = [];
   try {
     // Two connections that never begin a handshake fill the cap…

@@ -15,7 +15,7 @@ import { startIdp } from "./fixtures/idp.ts";
 import { connectWithOAuth, MemoryOAuthProvider, REDIRECT_URI } from "./fixtures/oauth_client.ts";
 import { authorizeParams } from "./fixtures/oauth_raw.ts";
 import { startRelay } from "./fixtures/ports.ts";
-import { selfSignedCertificate } from "./fixtures/tls.ts";
+import { selfSignedCertificate } from "./fixtures/certificates.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { within } from "./fixtures/waits.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";

@@ -9,7 +9,7 @@ import { authorizeParams } from "./fixtures/oauth_raw.ts";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { startRelay } from "./fixtures/ports.ts";
-import { selfSignedCertificate } from "./fixtures/tls.ts";
+import { selfSignedCertificate } from "./fixtures/certificates.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { within } from "./fixtures/waits.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";

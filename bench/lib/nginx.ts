@@ -1,9 +1,10 @@
 /**
- * nginx as the bench's anchor (issue 20): the proxy an operator already runs, configured the way
- * one would put it in front of an MCP server (one worker, kept-alive connections to the
- * upstream), run as the current user from a temp directory with its own configuration, pid
- * file, logs and temp paths. Used only when `nginx` is installed (Debian: `nginx-light`);
- * nothing in CI needs it.
+ * Real nginx, the one launcher for the bench and the tests: the proxy an operator already runs,
+ * configured the way one would put it in front of an MCP server or the gateway (one worker,
+ * kept-alive connections to the upstream), run as the current user from a temp directory with
+ * its own configuration, pid file, logs and temp paths. The bench's anchor (issue 20) uses it
+ * only when `nginx` is installed (Debian: `nginx-light`); tests/fixtures/nginx_proxy.ts puts it
+ * in front of a gateway the way docs/deploy.md shows.
  */
 import { childPids, freePort, type Running, sleep, terminate } from "./processes.ts";
 
@@ -28,6 +29,11 @@ export interface Upstream {
   address: string;
   /** SSE answers: pass each byte on as it comes, as an MCP proxy must (`proxy_buffering off`). */
   streaming?: boolean;
+  /**
+   * In front of a gateway, as docs/deploy.md shows: served at `/` with paths unchanged, the
+   * client's `Host` kept and the client named in `X-Forwarded-For` and `X-Forwarded-Proto`.
+   */
+  gateway?: boolean;
 }
 
 export interface BenchNginx extends Running {
@@ -36,6 +42,11 @@ export interface BenchNginx extends Running {
   masterPid: number;
   workerPid: number;
 }
+
+const FORWARDED = `      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+`;
 
 function config(dir: string, port: number, upstreams: Upstream[]): string {
   // As root, the worker would become `nobody` and could not reach the temp directory.
@@ -69,11 +80,11 @@ ${
     listen 127.0.0.1:${port};
 ${
     upstreams.map((u) =>
-      `    location /${u.name}/ {
-      proxy_pass http://${u.name}/;
+      `    location ${u.gateway ? "/" : `/${u.name}/`} {
+      proxy_pass http://${u.name}${u.gateway ? "" : "/"};
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-${u.streaming ? "      proxy_buffering off;\n" : ""}    }
+${u.gateway ? FORWARDED : ""}${u.streaming ? "      proxy_buffering off;\n" : ""}    }
 `
     ).join("")
   }  }
