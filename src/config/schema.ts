@@ -74,7 +74,7 @@ export const CONFIG_SCHEMA: JsonSchema = {
       "Earlier master secrets, still accepted to read tokens and credentials while you rotate.",
     ),
     allowedOrigins: list(
-      "Browser origins, besides the gateway's own, allowed to call MCP endpoints directly (CORS and the Origin check), e.g. the MCP Inspector's page.",
+      "Browser origins, besides the gateway's own, allowed to call MCP endpoints directly (CORS and the Origin check), e.g. a web client's page that calls MCP from the browser (the MCP Inspector 1.x did; 2.x calls from its own process and needs none).",
       { examples: [["http://localhost:6274"]] },
     ),
     limits: LIMITS_SCHEMA,
