@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { connectClient } from "./fixtures/client.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import type { Client } from "./fixtures/sdk.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const ALICE = "alice-token-0123456789abcdef";
@@ -21,6 +22,7 @@ servers:
   notes:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", notes]
     share: ${share}
     ${people}

@@ -18,6 +18,7 @@ import {
   token,
 } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MINUTE = 60_000;
@@ -43,6 +44,7 @@ servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     tools: { rules: [{ tools: [pid], access: { groups: [editors] } }] }
 oauth:

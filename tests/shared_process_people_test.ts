@@ -15,6 +15,7 @@ import {
   StreamableHTTPClientTransport,
 } from "./fixtures/sdk.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const ALICE = "alice-token-0123456789abcdef";
@@ -26,6 +27,7 @@ servers:
   tricks:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/shared_tricks_server.ts"]
     share: all
     serviceAuths: [{ type: bearer, tokens: ["${ALICE}", "${BOB}"] }]
