@@ -96,3 +96,18 @@ Deno.test("a first test run in a new checkout prints no Ignored build scripts bo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("no configuration in tests/ adds an env: of its own after a fixture command that has one", () => {
+  // FIXTURE_STDIO and its kind end with `env:` (the cache); a second `env:` would be a duplicate
+  // key. fixtureStdio({ NAME: value }) adds variables instead.
+  const doubled: string[] = [];
+  for (const { path, text } of [...sources("tests"), ...sources("bench")]) {
+    const lines = text.split("\n");
+    lines.forEach((line, at) => {
+      if (/^\s*\$\{[A-Z_]*STDIO\}\s*$/.test(line) && /^\s*env:/.test(lines[at + 1] ?? "")) {
+        doubled.push(`${path}:${at + 2}`);
+      }
+    });
+  }
+  assert.deepEqual(doubled, [], "use fixtureStdio({ … }) (tests/fixtures/gateway.ts)");
+});
