@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { callOverHttps, httpsGatewayYaml, startHttpsGateway } from "./fixtures/https_gateway.ts";
+import { SHARED_ENGINES, type SharedEngine, sharedStorage } from "./fixtures/stores.ts";
 import { type Pebble, startPebble } from "./fixtures/pebble.ts";
 import { ephemeralPort } from "./fixtures/ports.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
@@ -28,17 +29,19 @@ secret: acme-test-secret-0123456789-0123456789-0123456789`,
   );
 }
 
-async function setup() {
+async function setup(engine: SharedEngine = "kv file") {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-acme-" });
   const redirectPort = ephemeralPort();
   const pebble = await startPebble(redirectPort);
+  const shared = await sharedStorage(engine);
   return {
     dir,
     redirectPort,
     pebble,
-    storage: `${dir}/gatehouse.kv`,
+    storage: shared.storage,
     cleanup: async () => {
       await pebble.close();
+      await shared.cleanup();
       await Deno.remove(dir, { recursive: true });
     },
   };
@@ -102,27 +105,29 @@ Deno.test("a certificate obtained through HTTP-01 serves an MCP call to a client
   }
 });
 
-Deno.test("two gateways starting together on empty storage order one certificate and both serve it", async () => {
-  const s = await setup();
-  try {
-    const root = await s.pebble.issuingRoot();
-    // Pebble checks challenges on the first one's redirect port only: whichever of the two
-    // orders, the answer is in the shared storage, and the first one serves it.
-    const [one, two] = await Promise.all([
-      startHttpsGateway(config(s.pebble, s.storage, s.redirectPort), root),
-      startHttpsGateway(config(s.pebble, s.storage, ephemeralPort()), root),
-    ]);
+for (const engine of SHARED_ENGINES) {
+  Deno.test(`two gateways starting together on empty storage (${engine}) order one certificate and both serve it`, async () => {
+    const s = await setup(engine);
     try {
-      assert.equal(s.pebble.issued().length, 1, "one order for both");
-      assert.equal(await servedSerial(one.port), s.pebble.issued()[0]);
-      assert.equal(await servedSerial(two.port), s.pebble.issued()[0]);
+      const root = await s.pebble.issuingRoot();
+      // Pebble checks challenges on the first one's redirect port only: whichever of the two
+      // orders, the answer is in the shared storage, and the first one serves it.
+      const [one, two] = await Promise.all([
+        startHttpsGateway(config(s.pebble, s.storage, s.redirectPort), root),
+        startHttpsGateway(config(s.pebble, s.storage, ephemeralPort()), root),
+      ]);
+      try {
+        assert.equal(s.pebble.issued().length, 1, "one order for both");
+        assert.equal(await servedSerial(one.port), s.pebble.issued()[0]);
+        assert.equal(await servedSerial(two.port), s.pebble.issued()[0]);
+      } finally {
+        await Promise.all([one.close(), two.close()]);
+      }
     } finally {
-      await Promise.all([one.close(), two.close()]);
+      await s.cleanup();
     }
-  } finally {
-    await s.cleanup();
-  }
-});
+  });
+}
 
 Deno.test("renewal replaces the certificate for new connections; a connection opened before goes on", async () => {
   const s = await setup();

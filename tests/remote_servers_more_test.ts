@@ -4,6 +4,8 @@
  * the dynamic registration, and what a hostile or broken server cannot make Gatehouse do.
  */
 import assert from "node:assert/strict";
+import { openPostgresStore, PostgresStore } from "../src/store/postgres.ts";
+import { sharedPostgres } from "./fixtures/postgres.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import { type CimdAs, startCimdAs } from "./fixtures/cimd_as.ts";
 import { openTokensPage } from "./fixtures/credential_gateway.ts";
@@ -108,58 +110,67 @@ Deno.test("kind: mcp with a client registered by hand: nothing is registered, an
   }
 });
 
-Deno.test("kind: mcp: a second gateway on the same storage (another replica, or a restart) uses the registration the first made", async () => {
-  const store = await openKvStore(":memory:");
-  const setup = await startRemoteGateway({ gateway: { store } });
-  const second = await listenForGateway();
-  const clients: Client[] = [];
-  try {
-    const kate = await signIn(setup, "kate@example.com");
-    await connectTracker(setup, kate, "kate-at-tracker");
-    assert.equal(setup.as.registrations, 1);
-
-    // The same configuration (the same baseUrl, as replicas behind one address have), new
-    // process state.
-    const replica = await second.start(
-      remoteConfig(setup.url, setup.idp, setup.remote),
-      { IDP_SECRET: setup.idp.clientSecret },
-      { store },
-    );
+for (const engine of ["kv :memory:", "postgres"] as const) {
+  Deno.test(`kind: mcp: a second gateway on the same storage (${engine}; another replica, or a restart) uses the registration the first made, and each person's upstream tokens`, async () => {
+    // PostgreSQL: a pool for each gateway, as two replicas have; KV in memory: one handle.
+    const url = engine === "postgres" ? (await sharedPostgres()).url : undefined;
+    const store = url
+      ? await openPostgresStore(url, { sweep: false })
+      : await openKvStore(":memory:");
+    const other = url ? await openPostgresStore(url, { sweep: false }) : store;
+    const setup = await startRemoteGateway({ gateway: { store } });
+    const second = await listenForGateway();
+    const clients: Client[] = [];
     try {
-      const onReplica = { url: second.url, idp: setup.idp, as: setup.as };
-      // Signed in at the shared address (the login's callback is the baseUrl's).
-      const leo = await signIn(setup, "leo@example.com");
-      leo.shareCookies(new URL(setup.url), new URL(second.url));
-      // The connection starts on the replica; the person comes back to the shared address.
-      await connectTracker(onReplica, leo, "leo-at-tracker");
+      const kate = await signIn(setup, "kate@example.com");
+      await connectTracker(setup, kate, "kate-at-tracker");
       assert.equal(setup.as.registrations, 1);
-      // MCP clients get their gateway token at the shared address and call the replica.
-      const onSecond = async (agent: UserAgent) => {
-        const { client, provider } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`);
-        clients.push(client);
-        const direct = new Client({ name: "replica-test", version: "1.0.0" });
-        await direct.connect(
-          new StreamableHTTPClientTransport(new URL(`${second.url}/tracker/mcp`), {
-            requestInit: {
-              headers: { authorization: `Bearer ${provider.savedTokens!.access_token}` },
-            },
-          }),
-        );
-        clients.push(direct);
-        return direct;
-      };
-      assert.equal((await whoami(await onSecond(leo))).sub, "leo-at-tracker");
-      // Kate's connection, made through the first gateway, works on the replica too.
-      assert.equal((await whoami(await onSecond(kate))).sub, "kate-at-tracker");
+
+      // The same configuration (the same baseUrl, as replicas behind one address have), new
+      // process state.
+      const replica = await second.start(
+        remoteConfig(setup.url, setup.idp, setup.remote),
+        { IDP_SECRET: setup.idp.clientSecret },
+        { store: other },
+      );
+      try {
+        const onReplica = { url: second.url, idp: setup.idp, as: setup.as };
+        // Signed in at the shared address (the login's callback is the baseUrl's).
+        const leo = await signIn(setup, "leo@example.com");
+        leo.shareCookies(new URL(setup.url), new URL(second.url));
+        // The connection starts on the replica; the person comes back to the shared address.
+        await connectTracker(onReplica, leo, "leo-at-tracker");
+        assert.equal(setup.as.registrations, 1);
+        // MCP clients get their gateway token at the shared address and call the replica.
+        const onSecond = async (agent: UserAgent) => {
+          const { client, provider } = await connectWithOAuth(agent, `${setup.url}/tracker/mcp`);
+          clients.push(client);
+          const direct = new Client({ name: "replica-test", version: "1.0.0" });
+          await direct.connect(
+            new StreamableHTTPClientTransport(new URL(`${second.url}/tracker/mcp`), {
+              requestInit: {
+                headers: { authorization: `Bearer ${provider.savedTokens!.access_token}` },
+              },
+            }),
+          );
+          clients.push(direct);
+          return direct;
+        };
+        assert.equal((await whoami(await onSecond(leo))).sub, "leo-at-tracker");
+        // Kate's connection, made through the first gateway, works on the replica too.
+        assert.equal((await whoami(await onSecond(kate))).sub, "kate-at-tracker");
+      } finally {
+        await Promise.all(clients.map((client) => client.close()));
+        await replica.close();
+      }
     } finally {
-      await Promise.all(clients.map((client) => client.close()));
-      await replica.close();
+      await setup.close();
+      if (store instanceof PostgresStore) await store.closed();
+      else store.close();
+      if (other instanceof PostgresStore) await other.closed();
     }
-  } finally {
-    await setup.close();
-    store.close();
-  }
-});
+  });
+}
 
 Deno.test("kind: mcp: a hostile or broken server cannot send Gatehouse elsewhere: other hosts, redirects, another resource, a wrong issuer, oversized answers are refused and named", async () => {
   const setup = await startRemoteGateway();

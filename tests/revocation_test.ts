@@ -1,9 +1,11 @@
 /**
  * Revocation as clients and replicas see it: POST /revoke (RFC 7009) over HTTP, the metadata
  * that advertises it, a revoked grant's access tokens refused and its MCP sessions ended, and
- * two replicas on one KV file, where a revocation on one reaches the other within 10 seconds.
+ * two replicas on one KV file or one PostgreSQL database, where a revocation on one reaches the
+ * other within 10 seconds.
  */
 import assert from "node:assert/strict";
+import { SHARED_ENGINES, sharedStorage } from "./fixtures/stores.ts";
 import { type GatewaySocket, listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { startIdp, type TestIdp } from "./fixtures/idp.ts";
 import { startOAuthGateway, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
@@ -191,51 +193,53 @@ oauth:
   return replicas;
 }
 
-Deno.test("two replicas on one KV file: a grant revoked on one is refused on the other within 10 seconds, and its session there ends", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "gatehouse-revoke-" });
-  const a = await listenForGateway();
-  const b = await listenForGateway();
-  const idp = await startIdp([`${a.url}/oauth/callback`]);
-  const [gwA, gwB] = await twoReplicas(idp, a, b, `${dir}/gatehouse.kv`);
-  try {
-    const agent = new UserAgent();
-    const grant = await signIn(a.url, agent);
-    const onB = await openSession(`${b.url}/alpha/mcp`, {
-      authorization: `Bearer ${grant.access}`,
-    });
-    assert.equal((await call(b.url, grant.access, onB)).status, 200);
+for (const engine of SHARED_ENGINES) {
+  Deno.test(`two replicas on one storage (${engine}): a grant revoked on one is refused on the other within 10 seconds, and its session there ends`, async () => {
+    const shared = await sharedStorage(engine);
+    const a = await listenForGateway();
+    const b = await listenForGateway();
+    const idp = await startIdp([`${a.url}/oauth/callback`]);
+    const [gwA, gwB] = await twoReplicas(idp, a, b, shared.storage);
+    try {
+      const agent = new UserAgent();
+      const grant = await signIn(a.url, agent);
+      const onB = await openSession(`${b.url}/alpha/mcp`, {
+        authorization: `Bearer ${grant.access}`,
+      });
+      assert.equal((await call(b.url, grant.access, onB)).status, 200);
 
-    const revokedAt = performance.now();
-    assert.equal(
-      (await revoke(a.url, { client_id: grant.clientId, token: grant.refresh })).status,
-      200,
-    );
-    assert.match(
-      (await call(a.url, grant.access)).challenge,
-      REVOKED,
-      "at once where it was revoked",
-    );
-    await waitUntil(
-      "replica B to refuse the revoked grant's token",
-      async () => (await call(b.url, grant.access, onB)).status === 401,
-      { ms: 10_000, every: 50 },
-    );
-    const elapsed = performance.now() - revokedAt;
-    console.log(`revoke on A → refused on B after ${elapsed.toFixed(0)} ms (poll every 2 s)`);
-    assert.match((await call(b.url, grant.access, onB)).challenge, REVOKED);
-    await waitUntil("B to end the session", () => !gwB.gateway.sessions.get(onB as never), {
-      ms: 10_000,
-    });
-    const again = await signIn(a.url, agent);
-    assert.equal((await call(b.url, again.access, onB)).status, 404);
-    const fresh = await openSession(`${b.url}/alpha/mcp`, {
-      authorization: `Bearer ${again.access}`,
-    });
-    assert.equal((await call(b.url, again.access, fresh)).status, 200, "a new grant works");
-  } finally {
-    await gwA.close();
-    await gwB.close();
-    await idp.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+      const revokedAt = performance.now();
+      assert.equal(
+        (await revoke(a.url, { client_id: grant.clientId, token: grant.refresh })).status,
+        200,
+      );
+      assert.match(
+        (await call(a.url, grant.access)).challenge,
+        REVOKED,
+        "at once where it was revoked",
+      );
+      await waitUntil(
+        "replica B to refuse the revoked grant's token",
+        async () => (await call(b.url, grant.access, onB)).status === 401,
+        { ms: 10_000, every: 50 },
+      );
+      const elapsed = performance.now() - revokedAt;
+      console.log(`revoke on A → refused on B after ${elapsed.toFixed(0)} ms (poll every 2 s)`);
+      assert.match((await call(b.url, grant.access, onB)).challenge, REVOKED);
+      await waitUntil("B to end the session", () => !gwB.gateway.sessions.get(onB as never), {
+        ms: 10_000,
+      });
+      const again = await signIn(a.url, agent);
+      assert.equal((await call(b.url, again.access, onB)).status, 404);
+      const fresh = await openSession(`${b.url}/alpha/mcp`, {
+        authorization: `Bearer ${again.access}`,
+      });
+      assert.equal((await call(b.url, again.access, fresh)).status, 200, "a new grant works");
+    } finally {
+      await gwA.close();
+      await gwB.close();
+      await idp.close();
+      await shared.cleanup();
+    }
+  });
+}

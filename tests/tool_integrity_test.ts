@@ -7,6 +7,7 @@
  * the audit line and the metric.
  */
 import assert from "node:assert/strict";
+import { SHARED_ENGINES, sharedStorage } from "./fixtures/stores.ts";
 import { runToolsCommand } from "../src/cli/tools.ts";
 import { parseConfigText } from "../src/config/load.ts";
 import { systemClock } from "../src/core/clock.ts";
@@ -384,56 +385,59 @@ Deno.test("a call from a client that never listed is judged on the server's tool
   });
 });
 
-Deno.test("two gateway processes on one storage file hold a change once, and the gatehouse tools command approves it for both", async () => {
-  await withStorage(async (storage) => {
-    const fixture = await startChangingTools(TOOLS);
-    const yaml = `listen: 127.0.0.1:{{PORT}}
+for (const engine of SHARED_ENGINES) {
+  Deno.test(`two gateway processes on one storage (${engine}) hold a change once, and the gatehouse tools command approves it for both`, async () => {
+    const { storage, cleanup } = await sharedStorage(engine);
+    await (async () => {
+      const fixture = await startChangingTools(TOOLS);
+      const yaml = `listen: 127.0.0.1:{{PORT}}
 storage: ${storage}
 secret: tool-integrity-test-secret-0123456789abcdef
 ${config(fixture, storage).replace(`storage: ${storage}\n`, "")}`;
-    const one = await startGatewayProcess(yaml);
-    const two = await startGatewayProcess(yaml);
-    const cli = async (...args: string[]) => {
-      const output = await new Deno.Command("deno", {
-        args: [
-          "run",
-          "-A",
-          "--config",
-          `${ROOT}deno.test.json`,
-          `${ROOT}main.ts`,
-          "tools",
-          ...args,
-          "--config",
-          one.configFile,
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-      return { code: output.code, out: text(output.stdout), err: text(output.stderr) };
-    };
-    const changes = () =>
-      [one, two].flatMap((gw) => gw.logs().split("\n")).filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line)).filter((line) => line.event === "tool_change");
-    try {
-      assert.deepEqual(await listed(one), await listed(two));
-      fixture.change("search", { description: PULLED });
-      const [a, b] = await Promise.all([listed(one), listed(two)]);
-      assert.deepEqual([Object.keys(a), Object.keys(b)], [["echo"], ["echo"]]);
-      await waitUntil("the change's audit line", () => changes().length > 0);
-      assert.equal(changes().length, 1, "one change, one line, between two processes");
+      const one = await startGatewayProcess(yaml);
+      const two = await startGatewayProcess(yaml);
+      const cli = async (...args: string[]) => {
+        const output = await new Deno.Command("deno", {
+          args: [
+            "run",
+            "-A",
+            "--config",
+            `${ROOT}deno.test.json`,
+            `${ROOT}main.ts`,
+            "tools",
+            ...args,
+            "--config",
+            one.configFile,
+          ],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+        return { code: output.code, out: text(output.stdout), err: text(output.stderr) };
+      };
+      const changes = () =>
+        [one, two].flatMap((gw) => gw.logs().split("\n")).filter((line) => line.startsWith("{"))
+          .map((line) => JSON.parse(line)).filter((line) => line.event === "tool_change");
+      try {
+        assert.deepEqual(await listed(one), await listed(two));
+        fixture.change("search", { description: PULLED });
+        const [a, b] = await Promise.all([listed(one), listed(two)]);
+        assert.deepEqual([Object.keys(a), Object.keys(b)], [["echo"], ["echo"]]);
+        await waitUntil("the change's audit line", () => changes().length > 0);
+        assert.equal(changes().length, 1, "one change, one line, between two processes");
 
-      const list = await cli("list", "vendor", "--held");
-      assert.equal(list.code, 0, list.err);
-      assert.match(list.out, /vendor\s+search\s+HELD \(changed\)/);
-      const approve = await cli("approve", "vendor", "search");
-      assert.equal(approve.code, 0, approve.err);
-      assert.equal((await listed(one)).search, PULLED);
-      assert.equal((await listed(two)).search, PULLED);
-    } finally {
-      await one.close();
-      await two.close();
-      await fixture.close();
-    }
+        const list = await cli("list", "vendor", "--held");
+        assert.equal(list.code, 0, list.err);
+        assert.match(list.out, /vendor\s+search\s+HELD \(changed\)/);
+        const approve = await cli("approve", "vendor", "search");
+        assert.equal(approve.code, 0, approve.err);
+        assert.equal((await listed(one)).search, PULLED);
+        assert.equal((await listed(two)).search, PULLED);
+      } finally {
+        await one.close();
+        await two.close();
+        await fixture.close();
+      }
+    })().finally(cleanup);
   });
-});
+}
