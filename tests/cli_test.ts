@@ -92,7 +92,7 @@ Deno.test("main.ts check refuses {{user.*}} in a server shared by everyone, and 
   assert.equal(refused.code, 78, refused.stderr);
   assert.match(
     refused.stderr,
-    /share\.yaml:5 servers\.notes\.args\[0\]: share: all cannot use \{\{user\.\*\}\} placeholders\n\s+hint: a process shared by everyone cannot carry one person's values: say share: person/,
+    /share\.yaml:5 servers\.notes\.args\[0\]: share: all cannot carry one person's values: uses \{\{user\.\*\}\} placeholders\n\s+hint: a process shared by everyone cannot carry one person's values: say share: person/,
   );
   await Deno.writeTextFile(path, server(`[--readonly]`));
   const accepted = await run(["check", "--config", path]);
