@@ -103,8 +103,9 @@ oauth:
       const lines = listed.stdout.trim().split("\n");
       assert.match(
         lines[0],
-        /^GRANT\s+USER\s+CLIENT\s+SERVERS\s+GRANTED \(UTC\)\s+LAST USED \(UTC\)$/,
+        /^GRANT\s+USER\s+CLIENT\s+SERVERS\s+VIA\s+GRANTED \(UTC\)\s+LAST USED \(UTC\)$/,
       );
+      assert.ok(lines.slice(1).every((line) => / browser /.test(line)), "signed in in a browser");
       assert.equal(lines.length, 3);
       assert.ok(lines.slice(1).every((line) => line.includes("alice@example.com")));
       assert.ok(listed.stdout.includes(`Editor (${editor.clientId})`));

@@ -23,13 +23,24 @@ export function grantsJson(grants: GrantView[], issuer: string): string {
       grantedAt: iso(grant.grantedAt),
       lastUsedAt: iso(grant.lastUsedAt),
       expiresAt: iso(grant.expiresAt),
+      issuedVia: grant.issuedVia,
     })),
     null,
     2,
   );
 }
 
-const COLUMNS = ["GRANT", "USER", "CLIENT", "SERVERS", "GRANTED (UTC)", "LAST USED (UTC)"];
+const COLUMNS = [
+  "GRANT",
+  "USER",
+  "CLIENT",
+  "SERVERS",
+  "VIA",
+  "GRANTED (UTC)",
+  "LAST USED (UTC)",
+];
+/** How the VIA column names the way a grant was issued. */
+const VIA = { "authorization_code": "browser", "id-jag": "id-jag" } as const;
 /** A column wider than this is cut with "…": client names and ids are chosen by others. */
 const MAX_WIDTH = 40;
 
@@ -41,6 +52,7 @@ export function grantsTable(grants: GrantView[], issuer: string): string {
       grant.email ?? grant.userId ?? "-",
       grant.clientName ? `${grant.clientName} (${grant.clientId ?? "?"})` : grant.clientId ?? "-",
       serverNames(grant.audience, issuer).join(",") || "-",
+      VIA[grant.issuedVia],
       minute(grant.grantedAt),
       minute(grant.lastUsedAt),
     ].map(cell)

@@ -76,15 +76,18 @@ const GRANT = {
   audience: ["https://gw.example.com/alpha", "https://gw.example.com/beta"],
   grantedAt: Date.UTC(2026, 0, 2, 3, 4),
   expiresAt: Date.UTC(2026, 1, 2),
+  issuedVia: "authorization_code" as const,
 };
 
-Deno.test("grantsTable() aligns one grant a line with server names, and shows control characters as ?", () => {
-  const table = grantsTable([GRANT], "https://gw.example.com");
+Deno.test("grantsTable() aligns one grant a line with server names and how each was issued, and shows control characters as ?", () => {
+  const byIdJag = { ...GRANT, id: "g2AAAAAAAAAAAAAAAAAAAA", issuedVia: "id-jag" as const };
+  const table = grantsTable([GRANT, byIdJag], "https://gw.example.com");
   assert.equal(
     table,
     [
-      "GRANT                   USER               CLIENT                SERVERS     GRANTED (UTC)     LAST USED (UTC)",
-      "g1AAAAAAAAAAAAAAAAAAAA  alice@example.com  Desk?top (gh_client)  alpha,beta  2026-01-02 03:04  -",
+      "GRANT                   USER               CLIENT                SERVERS     VIA      GRANTED (UTC)     LAST USED (UTC)",
+      "g1AAAAAAAAAAAAAAAAAAAA  alice@example.com  Desk?top (gh_client)  alpha,beta  browser  2026-01-02 03:04  -",
+      "g2AAAAAAAAAAAAAAAAAAAA  alice@example.com  Desk?top (gh_client)  alpha,beta  id-jag   2026-01-02 03:04  -",
     ].join("\n"),
   );
 });
@@ -100,5 +103,6 @@ Deno.test("grantsJson() prints an array with ISO times and null for what is not 
     grantedAt: "2026-01-02T03:04:00.000Z",
     lastUsedAt: null,
     expiresAt: "2026-02-02T00:00:00.000Z",
+    issuedVia: "authorization_code",
   }]);
 });

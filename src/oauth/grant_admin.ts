@@ -27,6 +27,11 @@ export interface GrantView {
   grantedAt?: number;
   lastUsedAt?: number;
   expiresAt: number;
+  /**
+   * How it was issued: "authorization_code" (a person signed in and allowed it in a browser)
+   * or "id-jag" (the company IdP's ID-JAG, with no browser and no refresh token).
+   */
+  issuedVia: "authorization_code" | "id-jag";
 }
 
 /** Whose grants: a person (by user id or e-mail address), a client, one grant, or every one. */
@@ -172,6 +177,7 @@ function viewOf(id: string, record: FamilyRecord, clientName: string | undefined
     grantedAt: record.grantedAt,
     lastUsedAt: record.lastUsedAt,
     expiresAt: record.expiresAt,
+    issuedVia: record.issuedVia ?? "authorization_code",
   };
 }
 

@@ -41,9 +41,9 @@ function grantSection(grant: GrantView, ctx: AccessPageContext): Html {
       <p class="small">Can use: ${servers.length
         ? servers.map((server, i) => html`${i ? ", " : ""}<code>${server}</code>`)
         : "no server"}</p>
-      <p class="muted small">Allowed ${when(grant.grantedAt)} · last used ${when(
-        grant.lastUsedAt,
-      )}</p>
+      <p class="muted small">${grant.issuedVia === "id-jag"
+        ? "Allowed by your company's identity provider"
+        : "Allowed"} ${when(grant.grantedAt)} · last used ${when(grant.lastUsedAt)}</p>
       <form method="post" action="${ctx.basePath}/my/access/revoke" class="actions tight">
         <input type="hidden" name="csrf" value="${ctx.csrf}">
         <input type="hidden" name="grant" value="${grant.id}">
