@@ -31,16 +31,15 @@ export function parseIdJag(c: Checker, value: unknown, idp: IdpConfig): IdJagCon
   }
   const raw = c.object(value, path, ["issuers", "maxLifetime"]);
   if (!raw) return undefined;
-  const issuers = c.stringList(raw.issuers, [...path, "issuers"]).map((issuer, i) =>
+  const listed = c.stringList(raw.issuers, [...path, "issuers"]);
+  const issuers = listed.map((issuer, i) =>
     c.httpsUrl(issuer, [...path, "issuers", i], "the issuer exactly as its ID-JAGs' iss says")
   ).filter((issuer): issuer is string => issuer !== undefined);
-  if (
-    raw.issuers === undefined || issuers.length === 0 && c.stringList(raw.issuers, []).length === 0
-  ) {
+  if (listed.length === 0 && (raw.issuers === undefined || Array.isArray(raw.issuers))) {
     c.fail(
       [...path, "issuers"],
       "lists no issuer",
-      "e.g. issuers: [https://login.example.com], or say idJag: true to trust oauth.idp",
+      "e.g. issuers: [https://login.example.com], or say idJag: true to trust oauth.idp's issuer",
     );
   }
   const maxLifetimeMs = c.duration(
@@ -84,7 +83,7 @@ export function parseConfiguredClients(c: Checker, value: unknown): ConfiguredCl
         "letters, digits, . _ -; at most 64; not starting with gh_",
       );
     } else if (id !== undefined && seen.has(id)) {
-      c.fail([...at, "id"], `${describe(id)} is listed twice`);
+      c.fail([...at, "id"], `${describe(id)} is listed twice`, "give each client its own id");
     }
     if (id !== undefined) seen.add(id);
     const secret = c.string(raw.secret, [...at, "secret"], "e.g. ${CHAT_APP_SECRET}");

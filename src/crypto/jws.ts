@@ -30,6 +30,7 @@ export interface DecodedJws {
   signature: Uint8Array<ArrayBuffer>;
 }
 
+const MIN_RSA_BYTES = 256;
 /** Assertions larger than this are refused before any parsing. */
 export const MAX_JWS_LENGTH = 16_384;
 
@@ -121,6 +122,9 @@ export async function importPublicJwk(
 ): Promise<CryptoKey | undefined> {
   if (!keyFits(jwk, alg)) return undefined;
   const wanted = algorithmOf(alg);
+  // An RSA modulus under 2048 bits can be factored by a determined attacker: not a key.
+  const modulus = typeof jwk.n === "string" ? decodeBase64Url(jwk.n) : undefined;
+  if (wanted.kty === "RSA" && (!modulus || modulus.length < MIN_RSA_BYTES)) return undefined;
   // Only the public members: a published private part, `key_ops` or `ext` cannot change
   // what the imported key is or may do.
   const members = wanted.kty === "RSA"
