@@ -216,3 +216,30 @@ Deno.test("deno task gatehouse runs the operator commands from a checkout, as th
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("main.ts check validates oauth.idJag and says where jwks_uri is looked at (exit 78, then 0)", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/idjag.yaml`;
+  const config = (idJag: string) =>
+    `servers:
+  tracker: { transport: stdio, command: tracker-mcp }
+oauth:
+  idp: { provider: oidc, issuer: "https://login.example.com", clientId: g, clientSecret: s }
+  allow: { domains: [example.com] }
+  idJag: ${idJag}
+trustedProxies: [127.0.0.1]
+`;
+  await Deno.writeTextFile(path, config(`{ issuers: ["ftp://login.example.com"] }`));
+  const refused = await run(["check", "--config", path]);
+  assert.equal(refused.code, 78);
+  assert.match(refused.stderr, /idjag\.yaml:6 oauth\.idJag\.issuers\[0\]: must be an https URL/);
+  await Deno.writeTextFile(path, config("true"));
+  const accepted = await run(["check", "--config", path]);
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(accepted.code, 0, accepted.stderr);
+  assert.match(
+    accepted.stdout,
+    / {2}idJag: ID-JAGs of https:\/\/login\.example\.com accepted \(living at most 10m\)\n/,
+  );
+  assert.match(accepted.stdout, /check reads no network, serve looks at start and warns/);
+});

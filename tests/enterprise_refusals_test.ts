@@ -9,6 +9,7 @@ import * as jose from "jose";
 import { IdJagKeys, type IdJagPolicy } from "./fixtures/idp_id_jag.ts";
 import { type OAuthSetup, startOAuthGateway } from "./fixtures/oauth_gateway.ts";
 import { jwtClaims } from "./fixtures/oauth_raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 import { type TestClock, testClock } from "./fixtures/clock.ts";
 
 const GW_CLIENT = "chat-gw";
@@ -306,5 +307,47 @@ Deno.test("ID-JAG keys: a new kid at the IdP is picked up, a withdrawn key is re
     assert.ok(keys.served - before <= 1, `${keys.served - before} fetches for 20 unknown kids`);
   } finally {
     await setup.close();
+  }
+});
+
+Deno.test("ID-JAG start-up: an issuer whose discovery names no jwks_uri is warned of, and its ID-JAGs refused", async () => {
+  // An IdP whose discovery lacks jwks_uri: oidc-provider always publishes one, so this one
+  // answers its discovery alone, as such an IdP would.
+  const ready = Promise.withResolvers<number>();
+  const bare = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => ready.resolve(port) },
+    (request) => {
+      const issuer = new URL(request.url).origin;
+      return Response.json({ issuer, token_endpoint: `${issuer}/token` });
+    },
+  );
+  const issuer = `http://127.0.0.1:${await ready.promise}`;
+  const keys = await IdJagKeys.create();
+  const setup = await startOAuthGateway(
+    `  idJag: { issuers: ["${issuer}"] }
+  clients:
+    - id: ${GW_CLIENT}
+      secret: ${GW_SECRET}`,
+  );
+  try {
+    await waitUntil(
+      "the start-up warning about the issuer without jwks_uri",
+      () => setup.gw.logs.some((line) => line.includes("names no jwks_uri")),
+    );
+    const warning = JSON.parse(setup.gw.logs.find((line) => line.includes("names no jwks_uri"))!);
+    assert.equal(warning.level, "warn");
+    assert.equal(warning.issuer, issuer);
+    const { status, body } = await present(
+      setup,
+      await keys.sign(claimsFor(setup, { iss: issuer })),
+    );
+    assert.equal(status, 400);
+    assert.equal(
+      body.error_description,
+      `the assertion's signature cannot be checked: the keys of issuer ${issuer} could not be fetched (the discovery document of ${issuer} has no jwks_uri); try again later`,
+    );
+  } finally {
+    await setup.close();
+    await bare.shutdown();
   }
 });

@@ -27,3 +27,17 @@ function toolChangesLines(config: ResolvedConfig): string[] {
   }
   return lines;
 }
+
+/**
+ * `check`: whose ID-JAGs the token endpoint takes. Each issuer's discovery must name a
+ * `jwks_uri`; `check` reads no network, so `serve` looks at start and warns (said here).
+ */
+export function idJagLines(config: ResolvedConfig): string[] {
+  const idJag = config.oauth?.idJag;
+  if (!idJag) return [];
+  const minutes = Math.round(idJag.maxLifetimeMs / 60_000);
+  return [
+    `  idJag: ID-JAGs of ${idJag.issuers.join(", ")} accepted (living at most ${minutes}m)`,
+    "  idJag: each issuer's discovery must name a jwks_uri; check reads no network, serve looks at start and warns",
+  ];
+}
