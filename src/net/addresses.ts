@@ -13,6 +13,7 @@ function isPublicIpv4([a, b, c]: number[]): boolean {
   if (a === 172 && b >= 16 && b <= 31) return false;
   if (a === 192 && b === 168) return false;
   if (a === 192 && b === 0 && (c === 0 || c === 2)) return false;
+  if (a === 192 && b === 88 && c === 99) return false; // 6to4 relay anycast (RFC 7526)
   if (a === 198 && (b === 18 || b === 19)) return false;
   if (a === 198 && b === 51 && c === 100) return false;
   if (a === 203 && b === 0 && c === 113) return false;
@@ -26,6 +27,11 @@ function isPublicIpv6(groups: number[]): boolean {
   // ::ffff:a.b.c.d came as an IPv4 address already (parseIp).
   const embedded = [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255];
   if (g0 === 0x64 && g1 === 0xff9b) return isPublicIpv4(embedded); // NAT64
+  // 6to4 (RFC 3056): 2002:AABB:CCDD::/48 is reached through the IPv4 address AA.BB.CC.DD.
+  if (g0 === 0x2002) return isPublicIpv4([g1 >> 8, g1 & 255, groups[2] >> 8, groups[2] & 255]);
+  // Teredo (RFC 4380) tunnels to an IPv4 address hidden in the rest: never a destination.
+  if (g0 === 0x2001 && g1 === 0) return false;
+  if ((g0 & 0xffc0) === 0xfec0) return false; // site-local (deprecated, still routed inside sites)
   if ((g0 & 0xfe00) === 0xfc00) return false; // unique local
   if ((g0 & 0xffc0) === 0xfe80) return false; // link-local
   if ((g0 & 0xff00) === 0xff00) return false; // multicast
