@@ -11,7 +11,7 @@ import { startIdp } from "./fixtures/idp.ts";
 import { startRelay } from "./fixtures/ports.ts";
 import { selfSignedCertificate } from "./fixtures/certificates.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
-import { within } from "./fixtures/waits.ts";
+import { waitUntil, within } from "./fixtures/waits.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -93,15 +93,42 @@ oauth:
       assert.equal(response.headers.get("location"), null, "never redirected");
       return { status: response.status, body: await response.text() };
     };
-    const loopback = await refused(`https://127.0.0.1:${docPort}/client.json`);
-    assert.equal(loopback.status, 400);
-    assert.match(loopback.body, /non-public address 127\.0\.0\.1/);
-    const moved = await refused(`${docs}/moved.json`);
-    assert.match(moved.body, /redirect \(302\), which is not followed/);
+    // Why a document could not be fetched goes to the log only: the page says the same for a
+    // non-public address, a name that does not resolve, a closed port, a redirect and a 404, so
+    // /authorize tells a stranger nothing of the gateway's network.
+    const closed = await new Promise<number>((resolve) => {
+      const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const { port } = probe.addr as Deno.NetAddr;
+      probe.close();
+      resolve(port);
+    });
+    const failures: [string, RegExp][] = [
+      [`https://127.0.0.1:${docPort}/client.json`, /non-public address 127\.0\.0\.1/],
+      ["https://10.0.0.7/client.json", /non-public address 10\.0\.0\.7/],
+      ["https://does-not-resolve.invalid/client.json", /does not resolve/],
+      [`https://localhost:${closed}/client.json`, /refused|connect/i],
+      [`${docs}/moved.json`, /redirect \(302\), which is not followed/],
+      [`${docs}/missing.json`, /answered 404/],
+    ];
+    for (const [clientId, cause] of failures) {
+      const page = await refused(clientId);
+      assert.equal(page.status, 400, clientId);
+      assert.match(page.body, /the client&#39;s metadata document could not be fetched/, clientId);
+      assert.doesNotMatch(page.body, cause, clientId);
+      const shown = page.body.replace(/<style[\s\S]*?<\/style>/g, "");
+      assert.doesNotMatch(shown, /127\.0\.0\.1|10\.0\.0\.7|resolve|refused|redirect|404/);
+      await waitUntil(
+        `the log line saying why ${clientId} could not be fetched`,
+        () =>
+          gateway.logs().split("\n").some((line) =>
+            line.includes("an authorization request was refused") && line.includes(clientId) &&
+            cause.test(line)
+          ),
+      );
+    }
+    // A document that was fetched but is wrong is the client's own to fix: it is named.
     const liar = await refused(`${docs}/liar.json`);
     assert.match(liar.body, /client_id does not equal its URL/);
-    const missing = await refused(`${docs}/missing.json`);
-    assert.match(missing.body, /answered 404/);
   } finally {
     await gateway.close();
     await relay.close();

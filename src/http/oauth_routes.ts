@@ -246,7 +246,11 @@ export function oauthEndpoints(
         metrics.tokenRefusals.inc({ reason: error.code });
         noteOnHttpSpan("gatehouse.oauth.error", error.code);
         if (error.code !== "invalid_request") {
-          logger.info("token refused", { reason: error.code, detail: error.description });
+          logger.info("token refused", {
+            reason: error.code,
+            detail: error.description,
+            ...(error.logDetail !== undefined && { cause: error.logDetail }),
+          });
         }
         return withCors(oauthErrorJson(error, authorization !== null));
       }

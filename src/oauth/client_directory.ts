@@ -102,9 +102,12 @@ export class ClientDirectory {
     try {
       fetched = await fetchDocument(url);
     } catch (error) {
+      // Nothing of why reaches the page: what a host resolves to, and whether a port
+      // answers, would make /authorize a scanner of the gateway's network for anyone.
       throw new OAuthError(
         "invalid_client",
-        `the client metadata document at ${url} could not be fetched: ${describeError(error)}`,
+        "the client's metadata document could not be fetched",
+        `${url}: ${describeError(error)}`,
       );
     }
     const client = clientFromDocument(

@@ -39,7 +39,16 @@ const STATUS: Record<OAuthErrorCode, number> = {
 };
 
 export class OAuthError extends GatehouseError<OAuthErrorCode> {
-  constructor(code: OAuthErrorCode, readonly description: string) {
+  /**
+   * `description` is what the client (or the person's page) is told; `logDetail`, when given,
+   * goes to the log only: what the gateway saw that a stranger must not learn from its answer
+   * (the address a host resolves to, a connect error).
+   */
+  constructor(
+    code: OAuthErrorCode,
+    readonly description: string,
+    readonly logDetail?: string,
+  ) {
     super(code, `${code}: ${description}`);
   }
 

@@ -108,6 +108,13 @@ export class LoginFlow {
     const { deps } = this;
     const check = await checkAuthorizationRequest(new URL(request.url).searchParams, deps);
     if (!check.ok && check.kind === "page") {
+      if (check.error.logDetail !== undefined) {
+        deps.logger.warn("an authorization request was refused", {
+          reason: check.error.code,
+          detail: check.error.description,
+          cause: check.error.logDetail,
+        });
+      }
       return await errorPage(400, "This sign-in link cannot be used", check.error.description);
     }
     if (!check.ok) {
