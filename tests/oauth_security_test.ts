@@ -94,7 +94,10 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
     const authorize = async (params: URLSearchParams): Promise<Answer> => {
       const response = await agent.request(`${base}/authorize?${params}`);
       const body = await response.text();
-      const location = response.headers.get("location") ?? undefined;
+      // A redirect, or the page's link the person may follow to the client.
+      const location = response.headers.get("location") ??
+        /<a class="button" href="([^"]*)" rel="noreferrer">Go to/.exec(body)?.[1]
+          .replaceAll("&amp;", "&");
       if (location) {
         const url = new URL(location);
         return {
@@ -500,12 +503,13 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
           ),
         expect: { status: 400, description: /client_id parameter is repeated/, location: null },
       },
-      // --- after it is proven, errors go back to the client with state and iss ---
+      // --- after it is proven, errors are shown, with a link back to the client carrying
+      // state and iss: a client anyone registered is no open redirector (RFC 9700 §4.11.2) ---
       {
         name: "missing resource",
         run: async () => authorize(await authorizeParams(client.client_id, {}, "")),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_target",
           description: /resource is required/,
           location: /state=xyz-state.*iss=/,
@@ -516,7 +520,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
         run: async () =>
           authorize(await authorizeParams(client.client_id, {}, "https://evil.example/alpha")),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_target",
           description: /not a service of this gateway/,
           location: /^http:\/\/127\.0\.0\.1:9\/callback\?/,
@@ -526,7 +530,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
         name: "resource naming no configured server",
         run: async () => authorize(await authorizeParams(client.client_id, {}, `${base}/postgres`)),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_target",
           description: /not a service/,
           location: /state=xyz-state/,
@@ -541,7 +545,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
             }),
           ),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_target",
           description: /evil\.example.*not a service/,
           location: /state=/,
@@ -557,7 +561,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
             }, alpha),
           ),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_request",
           description: /plain is not supported; use S256/,
           location: /state=xyz-state/,
@@ -568,7 +572,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
         run: async () =>
           authorize(await authorizeParams(client.client_id, { code_challenge: undefined }, alpha)),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_request",
           description: /code_challenge is required/,
           location: /state=/,
@@ -579,7 +583,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
         run: async () =>
           authorize(await authorizeParams(client.client_id, { code_challenge: "short" }, alpha)),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_request",
           description: /43-character/,
           location: /state=/,
@@ -590,7 +594,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
         run: async () =>
           authorize(await authorizeParams(client.client_id, { state: undefined }, alpha)),
         expect: {
-          status: 302,
+          status: 400,
           error: "invalid_request",
           description: /state is required/,
           location: /^(?!.*state=)/,
@@ -601,7 +605,7 @@ Deno.test("security table: adversarial OAuth and token cases get their exact ans
         run: async () =>
           authorize(await authorizeParams(client.client_id, { response_type: "token" }, alpha)),
         expect: {
-          status: 302,
+          status: 400,
           error: "unsupported_response_type",
           description: /only response_type=code/,
           location: /state=/,

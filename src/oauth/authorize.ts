@@ -25,8 +25,18 @@ export type AuthorizeCheck =
   | { ok: true; request: AuthorizationRequest; client: ClientRecord }
   /** Shown to the person: the client or its redirect URI could not be trusted. */
   | { ok: false; kind: "page"; error: OAuthError }
-  /** Sent to the proven redirect URI with the state. */
-  | { ok: false; kind: "redirect"; error: OAuthError; redirectUri: string; state?: string };
+  /**
+   * For the proven redirect URI with the state: sent there at once for a client an operator
+   * vetted; for any other, shown first (`isOperatorVetted`).
+   */
+  | {
+    ok: false;
+    kind: "redirect";
+    error: OAuthError;
+    redirectUri: string;
+    state?: string;
+    client: ClientRecord;
+  };
 
 const MAX_STATE = 1_024;
 
@@ -177,7 +187,7 @@ export async function checkAuthorizationRequest(
     };
   } catch (error) {
     if (error instanceof OAuthError) {
-      return { ok: false, kind: "redirect", error, redirectUri, state };
+      return { ok: false, kind: "redirect", error, redirectUri, state, client };
     }
     throw error;
   }

@@ -32,6 +32,18 @@ export interface ClientRecord {
   source: "registered" | "metadata-document" | "configured";
 }
 
+/**
+ * Whether an operator vetted the client, so that /authorize may send errors to its redirect URI
+ * without showing them first. Anyone can register a client (dynamic registration) or describe
+ * one at a URL (a metadata document) whose only redirect URI is an attacker's page: an automatic
+ * error redirect to it would make the gateway's domain an open redirector (RFC 9700 §4.11.2).
+ * None of today's sources is vetted; a client the operator's configuration names would be.
+ */
+export function isOperatorVetted(client: ClientRecord): boolean {
+  const unvetted: ClientRecord["source"][] = ["registered", "metadata-document"];
+  return !unvetted.includes(client.source);
+}
+
 export type RegistrationDraft = Omit<ClientRecord, "clientId" | "issuedAt" | "source">;
 
 const AUTH_METHODS: TokenEndpointAuthMethod[] = [

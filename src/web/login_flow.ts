@@ -15,7 +15,8 @@ import type { IdpTokenVault } from "../credentials/idp_token_vault.ts";
 import type { IdentityProvider } from "../idp/provider.ts";
 import { checkAuthorizationRequest } from "../oauth/authorize.ts";
 import type { ClientDirectory } from "../oauth/client_directory.ts";
-import { oauthErrorRedirect } from "../oauth/errors.ts";
+import { isOperatorVetted } from "../oauth/clients.ts";
+import { oauthErrorLocation, oauthErrorRedirect } from "../oauth/errors.ts";
 import type { CurrentIdentity } from "../oauth/token.ts";
 import type { GrantStore } from "../oauth/grants.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -28,7 +29,7 @@ import {
 import type { CookiePolicy } from "./cookies.ts";
 import { IdpRoundTrip } from "./idp_round_trip.ts";
 import { LoginStates } from "./login_state.ts";
-import { errorPage } from "./pages.ts";
+import { authorizeErrorPage, errorPage } from "./pages.ts";
 import { type PendingAuthorization, PendingAuthorizations } from "./pending_authorizations.ts";
 import { redirect } from "./redirects.ts";
 import { SignOut } from "./sign_out.ts";
@@ -118,7 +119,15 @@ export class LoginFlow {
       return await errorPage(400, "This sign-in link cannot be used", check.error.description);
     }
     if (!check.ok) {
-      return oauthErrorRedirect(check.redirectUri, check.error, check.state, deps.issuer);
+      if (isOperatorVetted(check.client)) {
+        return oauthErrorRedirect(check.redirectUri, check.error, check.state, deps.issuer);
+      }
+      // Nobody vetted this client: the person reads the error here and decides whether to go on.
+      return await authorizeErrorPage({
+        description: check.error.description,
+        clientName: check.client.clientName,
+        returnTo: oauthErrorLocation(check.redirectUri, check.error, check.state, deps.issuer),
+      });
     }
     const pendingId = this.#pending.newId();
     const pending: PendingAuthorization = {

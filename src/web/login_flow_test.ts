@@ -295,3 +295,23 @@ Deno.test("signIn() returns the person to the page that asked once they have log
     assert.equal(browser.has(LOGIN), false);
   });
 });
+
+Deno.test("authorize() shows the errors of a client nobody vetted, naming where its link goes, and redirects nowhere by itself", async () => {
+  await withLoginFlow(async (h) => {
+    const clientId = await h.register(["https://evil.example/login-expired"], "Login Helper");
+    const params = new URLSearchParams({ client_id: clientId, state: "s", response_type: "x" });
+    const response = await h.authorize(h.browser(), params);
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get("location"), null, "no redirect before anyone clicks");
+    const page = await response.text();
+    assert.match(page, /only response_type=code is supported/);
+    assert.match(page, /sent back to <code>https:\/\/evil\.example\/login-expired<\/code>/);
+    const link = /<a class="button" href="([^"]*)" rel="noreferrer">Go to evil\.example<\/a>/
+      .exec(page);
+    assert.ok(link, page);
+    const target = new URL(link[1].replaceAll("&amp;", "&"));
+    assert.equal(target.origin + target.pathname, "https://evil.example/login-expired");
+    assert.equal(target.searchParams.get("error"), "unsupported_response_type");
+    assert.equal(target.searchParams.get("state"), "s");
+  });
+});

@@ -1,6 +1,6 @@
 /** The pages of the login flow: errors, refusals, consent, and signing out. */
 import { html } from "hono/html";
-import { chosen, type Html, pageResponse } from "./layout.ts";
+import { chosen, type Html, pageResponse, shownText } from "./layout.ts";
 
 export function errorPage(
   status: number,
@@ -168,6 +168,42 @@ export function accessRefusedPage(view: AccessRefusedView): Promise<Response> {
         <p>If you need it, ask the gateway's administrators for access to “${view.server}”.</p>
         <div class="actions"><a class="button primary" href="${view
           .returnTo}">Return to ${app}</a></div>
+      </div>
+    `,
+  );
+}
+
+export interface AuthorizeErrorView {
+  /** What is wrong with the request, as the client is told. */
+  description: string;
+  clientName?: string;
+  /** The client's redirect URI carrying the error: where the person may choose to go. */
+  returnTo: string;
+}
+
+/**
+ * /authorize refused a request of a client nobody vetted, before sign-in: the error is shown
+ * here, and the person, not the gateway, decides whether to follow the link to where the client
+ * asked to be sent (named in full), so a link on the gateway's domain redirects nowhere by itself.
+ */
+export function authorizeErrorPage(view: AuthorizeErrorView): Promise<Response> {
+  const destination = new URL(view.returnTo);
+  const shown = `${destination.origin === "null" ? destination.protocol : destination.origin}${
+    destination.origin === "null" ? "" : destination.pathname
+  }`;
+  const app = view.clientName === undefined ? "the application" : chosen(view.clientName);
+  return pageResponse(
+    400,
+    { title: "This sign-in link cannot be used" },
+    html`
+      <div class="card" role="alert">
+        <h1>This sign-in link cannot be used</h1>
+        <p>${view.description}.</p>
+        <p>It came from ${app}, which asks to be sent back to <code>${shown}</code>. Go there
+          only if you started this sign-in from it; otherwise close this window.</p>
+        <div
+          class="actions"><a class="button" href="${view
+            .returnTo}" rel="noreferrer">Go to ${shownText(destination.host || shown)}</a></div>
       </div>
     `,
   );
