@@ -20,6 +20,7 @@ import { EXIT, parseArgs, USAGE } from "./src/cli/arguments.ts";
 import { acceptedLine, idJagLines, toolChangesLines } from "./src/cli/check_summary.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
 import { runToolsCommand } from "./src/cli/tools.ts";
+import { runStorageCommand } from "./src/cli/storage_copy.ts";
 import { serve } from "./src/serve.ts";
 
 export { EXIT };
@@ -87,6 +88,15 @@ async function main(given: string[]): Promise<number> {
   // `deno task gatehouse -- tools list` passes the `--` on.
   const args = given[0] === "--" ? given.slice(1) : given;
   // The operator commands work on the running gateway's storage beside it.
+  if (args[0] === "storage") {
+    return await runStorageCommand(args.slice(1), {
+      openStore: (storage) =>
+        openStorage(storage, { clock: systemClock, pool: 2, sweep: false, holder: "copy" }),
+      clock: systemClock,
+      out: (line) => console.log(line),
+      err: (line) => console.error(line),
+    });
+  }
   const operator = new Map([["grants", runGrantsCommand], ["tools", runToolsCommand]]).get(args[0]);
   if (operator) {
     return await operator(args.slice(1), {

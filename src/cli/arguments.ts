@@ -22,6 +22,9 @@ Usage:
                                       tools held because their definitions changed
                                       since approved: see, compare, approve them;
                                       gatehouse tools --help says more
+  gatehouse storage copy --from SOURCE --to TARGET
+                                      copy every record to an empty storage (a KV
+                                      file to PostgreSQL), checked by count
   gatehouse --version                 print the version and commit
   gatehouse --help                    print this help
 

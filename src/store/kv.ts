@@ -7,6 +7,8 @@ import { type Clock, systemClock } from "../core/clock.ts";
 import type { Store, StoreCheck, StoreEntry, StoreKey, StoreWrite } from "./store.ts";
 
 const COMMIT_ATTEMPTS = 8;
+/** Deno KV is told to keep a record this much longer than its expiresAt (see #expiry). */
+export const EXPIRY_SLACK_MS = 60_000;
 
 /** Hears of a storage file whose mode could not be made private (not ours, say); it is still used. */
 export type StorageWarning = (message: string, fields: Record<string, unknown>) => void;
@@ -166,7 +168,7 @@ class KvStore implements Store {
    */
   #expiry(expiresAt: number | undefined): { expireIn: number } | undefined {
     if (expiresAt === undefined) return undefined;
-    return { expireIn: Math.max(1_000, expiresAt - this.clock.now() + 60_000) };
+    return { expireIn: Math.max(1_000, expiresAt - this.clock.now() + EXPIRY_SLACK_MS) };
   }
 }
 
