@@ -201,3 +201,26 @@ Deno.test("sign-in pages over oauthPerAddress get a 429 page with Retry-After", 
     await setup.close();
   }
 });
+
+Deno.test("an address that spends its /authorize budget still reaches the token endpoint, the callbacks and its own pages", async () => {
+  const setup = await startOAuthGateway(LIMITS, "", frozen());
+  try {
+    for (let i = 0; i < 4; i++) {
+      const page = await fetch(`${setup.url}/authorize?client_id=nobody`);
+      await page.body?.cancel();
+    }
+    const spent = await fetch(`${setup.url}/authorize?client_id=nobody`);
+    await spent.body?.cancel();
+    assert.equal(spent.status, 429);
+    // Each answers as it would without the /authorize requests: none is 429.
+    const tokenAnswer = await token(setup.url, { grant_type: "authorization_code" });
+    assert.equal(tokenAnswer.json.error, "invalid_client", JSON.stringify(tokenAnswer.json));
+    for (const path of ["/oauth/callback?state=x", "/my/access", "/my/tokens"]) {
+      const response = await fetch(`${setup.url}${path}`, { redirect: "manual" });
+      await response.body?.cancel();
+      assert.notEqual(response.status, 429, path);
+    }
+  } finally {
+    await setup.close();
+  }
+});

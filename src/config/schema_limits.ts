@@ -98,7 +98,7 @@ export const RATE_LIMITS_SCHEMA: JsonSchema = {
     ),
     mcpPerClient: rate("MCP requests per OAuth client.", DEFAULT_RATE_LIMITS.mcpPerClient),
     oauthPerAddress: rate(
-      "Sign-in, consent, callbacks, token and browser pages, per remote address.",
+      "Sign-in, consent, callbacks, token and browser pages, per remote address: this many for each of /authorize (with consent), the identity provider's callbacks, the token endpoint (with /revoke) and the person's pages (/my/…, /logout), each its own bucket.",
       DEFAULT_RATE_LIMITS.oauthPerAddress,
     ),
     tokenPerClient: rate(

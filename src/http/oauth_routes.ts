@@ -95,12 +95,29 @@ export interface OAuthLimits {
   browser: MiddlewareHandler<GatewayEnv>;
 }
 
+/**
+ * Which of an address's `oauthPerAddress` buckets a browser request draws on: /authorize (and
+ * its consent) apart from the identity provider's callbacks and the person's own pages, and all
+ * three apart from the token endpoint. Anyone can send /authorize links; spending one address's
+ * budget on them must not lock out the sign-ins, tokens and pages of everyone behind it.
+ */
+export function browserBucket(path: string): "authorize" | "callback" | "pages" {
+  if (/\/authorize(\/consent)?$/.test(path)) return "authorize";
+  if (/\/oauth\/callback(\/[^/]*)?$/.test(path)) return "callback";
+  return "pages";
+}
+
 /** Per-address limits on registration, sign-in, callbacks, token and the browser pages. */
 export function oauthLimits(limits: RateLimits): OAuthLimits {
-  const byAddress = (kind: "oauthPerAddress" | "registerPerAddress", page: boolean) =>
+  const byAddress = (
+    kind: "oauthPerAddress" | "registerPerAddress",
+    page: boolean,
+    bucket: (path: string) => string,
+  ) =>
     createMiddleware<GatewayEnv>(async (c, next) => {
       if (c.req.method === "OPTIONS") return await next();
-      const wait = limits.take(kind, c.env?.remoteAddress ?? "unknown");
+      const address = c.env?.remoteAddress ?? "unknown";
+      const wait = limits.take(kind, `${bucket(c.req.path)} ${address}`);
       if (!wait) return await next();
       await c.req.raw.body?.cancel();
       return page
@@ -110,10 +127,10 @@ export function oauthLimits(limits: RateLimits): OAuthLimits {
         : tooManyRequests(wait, `rateLimits.${kind}`);
     });
   return {
-    register: byAddress("registerPerAddress", false),
-    token: byAddress("oauthPerAddress", false),
+    register: byAddress("registerPerAddress", false, () => "register"),
+    token: byAddress("oauthPerAddress", false, () => "token"),
     tokenFailures: limitTokenFailures(limits),
-    browser: byAddress("oauthPerAddress", true),
+    browser: byAddress("oauthPerAddress", true, browserBucket),
   };
 }
 
