@@ -23,6 +23,7 @@ import { policyCost } from "./scenarios/policy.ts";
 import { tracingCost } from "./scenarios/tracing.ts";
 import { nginxAnchor } from "./scenarios/nginx_anchor.ts";
 import { people } from "./scenarios/people.ts";
+import { tokenGrants } from "./scenarios/token_grants.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -53,6 +54,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["10", tracingCost],
   ["11", people],
   ["12", frontAndTls],
+  ["13", tokenGrants],
   ["nginx", nginxAnchor],
 ];
 
