@@ -87,7 +87,7 @@ function addProcessReadings(metrics: GatewayMetrics, processes: ProcessPool): vo
 export function addStorageReadings(metrics: GatewayMetrics, monitor: StorageMonitor): void {
   metrics.registry.reading(
     "gatehouse_storage_up",
-    "1 while the storage answers, 0 since a call failed to reach it (until one succeeds).",
+    "Whether the storage answers: 1, or 0 from a call that failed to reach it until one succeeds.",
     "gauge",
     () => [[{}, monitor.state === "up" ? 1 : 0]],
   );
