@@ -14,3 +14,17 @@ const UNSHOWABLE =
 export function withoutControls(text: string, replacement: string): string {
   return text.replace(UNSHOWABLE, replacement);
 }
+
+/**
+ * Escape sequences a terminal program writes (colours, cursor moves, titles): CSI (`ESC [ …
+ * letter`), OSC (`ESC ] … BEL` or `ESC \\`) and two-character escapes. A log line holds the
+ * text, not the paint: `\u001b[1;31merror\u001b[0m` in a JSON log is noise to whoever reads it.
+ */
+const TERMINAL_ESCAPES =
+  // deno-lint-ignore no-control-regex
+  /\u001b\[[0-?]*[ -\/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]|\u009b[0-?]*[ -\/]*[@-~]/g;
+
+/** `text` without the terminal escape sequences in it. */
+export function withoutTerminalEscapes(text: string): string {
+  return text.replace(TERMINAL_ESCAPES, "");
+}

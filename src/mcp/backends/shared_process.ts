@@ -37,6 +37,7 @@ import {
 } from "../protocol/protocol_versions.ts";
 import { ProgressTokens } from "../translate/progress_tokens.ts";
 import { ProcessPort } from "./process_port.ts";
+import { failedBeforeInitialize } from "./exit_words.ts";
 import { SharedInputs } from "./shared_inputs.ts";
 import { beginCall, type CallInFlight, noticeTo } from "./shared_attribution.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
@@ -155,7 +156,11 @@ export class SharedProcess {
       throw new Error(`the backend did not answer initialize within ${startTimeoutMs / 1000}s`);
     }
     if (!answer.result) {
-      throw new Error(`the backend refused initialize: ${answer.error?.message ?? "no reason"}`);
+      const why = answer.error?.message ?? "no reason";
+      // Ended before it answered: said as for a session's own process (stdio.ts).
+      throw new Error(
+        this.#ended ? failedBeforeInitialize(why) : `the backend refused initialize: ${why}`,
+      );
     }
     await this.#send({ jsonrpc: "2.0", method: "notifications/initialized" });
     return answer.result;

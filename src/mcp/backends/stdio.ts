@@ -17,9 +17,15 @@ import { answerInstead, unreadableAnswerMessage } from "./unreadable_lines.ts";
 import { describeSchemaDump } from "./schema_dump.ts";
 import { spawn, type SpawnSpec } from "./spawner.ts";
 import { type Clock, waitAtMost } from "../../core/clock.ts";
+import { withoutTerminalEscapes } from "../../core/display_text.ts";
+import { LOG_POINTER } from "./exit_words.ts";
 
 /** How long a closed pipe waits for the exit status that usually follows it. */
 const EXIT_STATUS_WAIT_MS = 2_000;
+/** How long an exit waits for the rest of stderr (a grandchild may hold the pipe open). */
+const STDERR_DRAIN_MS = 500;
+/** The last lines of stderr kept, logged with an exit the gateway did not ask for. */
+const KEPT_STDERR_LINES = 5;
 
 export interface StdioOptions {
   spec: SpawnSpec;
@@ -50,6 +56,11 @@ export class StdioBackend implements Transport {
   #outbox = "";
   #batch?: PromiseWithResolvers<void>;
   #writing = false;
+  /** The last lines of stderr, for the log line of an exit; and when stderr has ended. */
+  readonly #lastStderr: string[] = [];
+  #stderrDone?: Promise<void>;
+  /** Why the child is gone, worked out (and logged) once. */
+  #exitReason?: Promise<string>;
 
   constructor(private readonly options: StdioOptions) {}
 
@@ -72,14 +83,11 @@ export class StdioBackend implements Transport {
     this.#exited = child.status;
     logger.debug("backend process started", { pid: child.pid, command: spec.command });
     this.#pumpStdout(child.stdout);
-    this.#pumpStderr(child.stderr);
-    child.status.then((status) => {
-      if (!this.#closed) {
-        const how = status.signal
-          ? `was killed by ${status.signal}`
-          : `exited with code ${status.code}`;
-        this.#fail(new Error(`backend process ${how}`));
-      }
+    this.#stderrDone = this.#pumpStderr(child.stderr);
+    child.status.then(async (status) => {
+      if (this.#closed) return;
+      const reason = await this.#exitReasonOf(status);
+      if (!this.#closed) this.#fail(new BackendProcessEnded(reason));
     });
     return Promise.resolve();
   }
@@ -216,7 +224,27 @@ export class StdioBackend implements Transport {
    */
   async #pipeClosed(otherwise: string): Promise<BackendProcessEnded> {
     const status = await waitAtMost(this.options.clock, EXIT_STATUS_WAIT_MS, this.#exited!);
-    return new BackendProcessEnded(status ? describeExit(status) : otherwise);
+    return new BackendProcessEnded(status ? await this.#exitReasonOf(status) : otherwise);
+  }
+
+  /**
+   * Why the child is gone, in words for the client: its exit, and, when it wrote to stderr,
+   * where the log holds its last lines (one warn line, whatever the log level lets through of
+   * the info lines before it), since that is where a program that cannot start says why.
+   */
+  #exitReasonOf(status: Deno.CommandStatus): Promise<string> {
+    return this.#exitReason ??= (async () => {
+      const how = describeExit(status);
+      await waitAtMost(this.options.clock, STDERR_DRAIN_MS, this.#stderrDone ?? Promise.resolve());
+      if (this.#closed || this.#lastStderr.length === 0) return how;
+      const pid = this.#child?.pid;
+      this.options.logger.warn("backend process exited", {
+        pid,
+        exit: how,
+        lastStderr: [...this.#lastStderr],
+      });
+      return `${how}${LOG_POINTER} ("backend process exited", pid ${pid})`;
+    })();
   }
 
   /** Replaces a schema library's issue dump in an error answer by one sentence. */
@@ -237,8 +265,12 @@ export class StdioBackend implements Transport {
 
   async #pumpStderr(stderr: ReadableStream<Uint8Array>): Promise<void> {
     try {
-      for await (const line of readLines(stderr, 2000, { truncate: true })) {
-        if (line.trim()) this.options.logger.info("backend stderr", { line });
+      for await (const raw of readLines(stderr, 2000, { truncate: true })) {
+        const line = withoutTerminalEscapes(raw);
+        if (!line.trim()) continue;
+        this.options.logger.info("backend stderr", { line });
+        this.#lastStderr.push(line);
+        if (this.#lastStderr.length > KEPT_STDERR_LINES) this.#lastStderr.shift();
       }
     } catch {
       // The pipe broke: the process is gone, and its exit is reported elsewhere.

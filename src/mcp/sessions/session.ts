@@ -382,7 +382,7 @@ export class Session {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#pending.all().some((pending) => pending.method === "initialize")) {
-      this.#handshake.failure ??= `${reason} before answering initialize`;
+      this.#handshake.endedBeforeAnswer(reason);
     }
     this.#pending.endAll(
       reason,

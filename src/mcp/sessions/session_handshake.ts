@@ -6,6 +6,7 @@
  */
 import { ASSUMED_PROTOCOL_VERSION } from "../protocol/protocol_versions.ts";
 import type { RpcRequest, RpcResponse } from "../protocol/jsonrpc.ts";
+import { failedBeforeInitialize } from "../backends/exit_words.ts";
 
 /** What another process needs to know of a session's initialize to continue it. */
 export interface Settled {
@@ -27,6 +28,11 @@ export class Handshake {
   constructor(settled?: Settled) {
     this.protocolVersion = settled?.protocolVersion ?? ASSUMED_PROTOCOL_VERSION;
     this.clientCapabilities = settled?.clientCapabilities ?? {};
+  }
+
+  /** The backend ended (`reason`) before it answered `initialize`; the first reason stays. */
+  endedBeforeAnswer(reason: string): void {
+    this.failure ??= failedBeforeInitialize(reason);
   }
 
   /** The client sent `initialize`. */
