@@ -250,6 +250,7 @@ export async function createGateway(
       processes,
       policies,
       replica: config.replicaId ?? instance,
+      revisions,
       ...carriedConsole,
       oauth: { ...oauth, loginFlow: oauth.server.loginFlow },
     })

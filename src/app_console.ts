@@ -15,6 +15,7 @@ import type { Secret } from "./core/secret.ts";
 import { allowedOriginSet } from "./http/origin.ts";
 import type { SessionRegistry } from "./mcp/sessions/sessions.ts";
 import type { ProcessPool } from "./mcp/backends/process_pool.ts";
+import { revisionKey, type RevisionMemory } from "./mcp/backends/revision_probe.ts";
 import { ToolLedger } from "./mcp/tools/tool_ledger.ts";
 import type { CallWindow } from "./observability/call_window.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -46,6 +47,8 @@ export interface ConsoleParts {
   policies: Policies;
   startedAt: number;
   replica: string;
+  /** What each backend was learned to speak (`protocol: auto`). */
+  revisions?: RevisionMemory;
   oauth: {
     sso: SsoSessions;
     loginFlow: LoginFlow;
@@ -125,7 +128,9 @@ export function consoleSources(parts: ConsoleParts): ConsoleSources {
           name: server.name,
           transport: server.transport,
           share,
-          revision: server.protocol,
+          revision: server.protocol === "auto"
+            ? parts.revisions?.get(revisionKey(server)) ?? "auto (not learned yet)"
+            : server.protocol,
           sessions: live,
           processes: share === "session" ? live : pooled.get(server.name) ?? 0,
         };

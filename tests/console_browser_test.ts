@@ -42,6 +42,39 @@ async function call(setup: ConsoleSetup, access: string, session: string, args: 
   return answer.status;
 }
 
+/**
+ * With CONSOLE_DOC_SHOTS=1, also the picture docs/console.md shows: the window only (1200 px
+ * wide), so the committed PNGs stay small.
+ */
+async function docShot(page: Page, name: string): Promise<void> {
+  if (!Deno.env.get("CONSOLE_DOC_SHOTS")) return;
+  const path = new URL(`../docs/console/${name}.png`, import.meta.url).pathname;
+  await page.setViewportSize({ width: 1200, height: 760 });
+  await page.screenshot({ path });
+  await page.setViewportSize({ width: 1280, height: 720 });
+}
+
+/**
+ * For the documentation's picture only: an hour of made-up call latencies in the overview's
+ * window (the test itself runs in a minute, which draws one point per server).
+ */
+function fillLastHour(setup: ConsoleSetup): void {
+  const calls = setup.gw.gateway.carried.console.calls;
+  const now = Date.now();
+  for (let minute = 59; minute > 0; minute--) {
+    for (let i = 0; i < 40; i++) {
+      const wave = 1 + Math.sin(minute / 6) * 0.6;
+      calls.record("alpha", (2 + (i % 9)) * wave, "ok", now - minute * 60_000);
+      calls.record(
+        "vendor",
+        (40 + (i % 13) * 9) * wave * (i === 0 ? 12 : 1),
+        i === 3 && minute % 7 === 0 ? "error" : "ok",
+        now - minute * 60_000,
+      );
+    }
+  }
+}
+
 /** Signs `context` in at /admin as `account`; the page the console answered with. */
 async function signIn(setup: ConsoleSetup, context: BrowserContext, account: object) {
   setup.idp.loginAs = account as typeof setup.idp.loginAs;
@@ -126,6 +159,7 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
       async () => (await client!.listTools()).tools.length === 0,
     );
 
+    if (Deno.env.get("CONSOLE_DOC_SHOTS")) fillLastHour(setup);
     const context = await browser.newContext();
     const { page } = await signIn(setup, context, { email: "ops@example.com" });
 
@@ -145,6 +179,7 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
       await assertLabelled(page);
       await assertInert(page);
       await screenshot(page, "console-01-overview");
+      await docShot(page, "overview");
     });
 
     await t.step("People: a person's sessions, grants, connections and access", async () => {
@@ -163,6 +198,7 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
       await assertLabelled(page);
       await assertInert(page);
       await screenshot(page, "console-02-people");
+      await docShot(page, "people");
     });
 
     await t.step("Revoke: the revoked client's next call fails", async () => {
@@ -197,6 +233,7 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
         await assertLabelled(page);
         await assertInert(page);
         await screenshot(page, "console-04-tools");
+        await docShot(page, "tools");
         const before = listChanged;
         await tabTo(page, "Approve vendor search as reviewed");
         await page.keyboard.press("Enter");
@@ -228,6 +265,7 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
       await assertLabelled(page);
       await assertInert(page);
       await screenshot(page, "console-06-audit");
+      await docShot(page, "audit");
     });
 
     await t.step("Live: new audit events appear on the open page", async () => {
@@ -239,6 +277,16 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
         async () => (await page.locator("[data-live=events]").textContent())!.includes("marker-42"),
       );
       await screenshot(page, "console-07-live");
+      await page.goto(`${setup.url}/admin`);
+      const figure = page.locator("[data-live=calls-alpha]");
+      const before = await figure.innerText();
+      for (let i = 0; i < 3; i++) {
+        assert.equal(await call(setup, hostile.access, hostileSession, { i }), 200);
+      }
+      await waitUntil(
+        "the overview's calls a minute of alpha to change without a reload",
+        async () => (await figure.innerText()) !== before,
+      );
     });
 
     await t.step(
@@ -296,8 +344,23 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
         assert.match(text, /not among the console's administrators/);
         assert.match(text, /\(engineering\) is in admin\.groups/);
         await screenshot(bob.page, "console-08-not-admin");
+        await docShot(bob.page, "not-admin");
       },
     );
+
+    await t.step("Sign out ends the console session and the company sign-in", async () => {
+      await page.goto(`${setup.url}/admin`);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("heading", { name: "You are signed out" }).waitFor();
+      const toIdp: string[] = [];
+      page.on("request", (request) => {
+        if (request.url().startsWith(setup.idp.issuer)) toIdp.push(request.url());
+      });
+      setup.idp.loginAs = { email: "ops@example.com" };
+      await page.goto(`${setup.url}/admin`);
+      await page.getByRole("heading", { name: "Gateway" }).waitFor();
+      assert.ok(toIdp.length > 0, "the console was opened again without a sign-in");
+    });
   } finally {
     await client?.close();
     await browser.close();

@@ -71,7 +71,7 @@ export class CallWindow {
         ...(errorCode !== undefined && { errorCode }),
       });
     }
-    this.#last.set(server, now);
+    this.#last.set(server, Math.max(now, this.#last.get(server) ?? now));
     const seconds = durationMs / 1000;
     let bucket = 0;
     while (bucket < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[bucket]) bucket++;

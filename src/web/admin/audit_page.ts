@@ -82,10 +82,10 @@ export function eventRow(ctx: ConsoleContext, event: RecentEvent): Html {
     : "—";
   return html`
     <tr>
-      <td>${minuteText(event.at)}</td>
-      <td>${event.kind}</td>
-      <td>${person}</td>
-      <td>${server}</td>
+      <td class="nowrap">${minuteText(event.at)}</td>
+      <td class="nowrap">${event.kind}</td>
+      <td class="nowrap">${person}</td>
+      <td class="nowrap">${server}</td>
       <td>${shown(event.what, 100)}</td>
       <td>${event.outcome}</td>
       <td>${event.detail ? shownJson(event.detail, 100) : ""}</td>
@@ -93,7 +93,8 @@ export function eventRow(ctx: ConsoleContext, event: RecentEvent): Html {
   `;
 }
 
-export function eventsTable(ctx: ConsoleContext, events: RecentEvent[], live: boolean): Html {
+/** `live`: the newest event's sequence number, where the live stream takes over. */
+export function eventsTable(ctx: ConsoleContext, events: RecentEvent[], live?: number): Html {
   return html`
     <table>
       <thead>
@@ -109,11 +110,9 @@ export function eventsTable(ctx: ConsoleContext, events: RecentEvent[], live: bo
           <th scope="col">Detail</th>
         </tr>
       </thead>
-      <tbody${live
-        ? html`
-          data-live="events"
-        `
-        : ""}>${events.map((event) => eventRow(ctx, event))}</tbody></table>
+      <tbody${live === undefined ? "" : html`
+        data-live="events" data-since="${live}"
+      `}>${events.map((event) => eventRow(ctx, event))}</tbody></table>
   `;
 }
 
@@ -143,7 +142,11 @@ export async function auditPage(
         replica wrote, newest first${unfiltered ? "; new ones appear while the page is open" : ""}.
         The full trail is the gateway's "audit" log lines.</p>
       ${filterForm(ctx, filter, sources.servers().map((row) => row.name))}
-      ${events.length ? eventsTable(ctx, events, unfiltered) : html`<p>No event matches.</p>`}
+      ${
+      events.length || unfiltered
+        ? eventsTable(ctx, events, unfiltered ? sources.events.latestSeq : undefined)
+        : html`<p>No event matches.</p>`
+    }
       <nav class="pager" aria-label="Audit pages">${
       page > 0 ? html`<a href="${ctx.root}/audit?${query(filter, page - 1)}">Newer</a>` : ""
     }${more ? html`<a href="${ctx.root}/audit?${query(filter, page + 1)}">Older</a>` : ""}</nav>

@@ -8,8 +8,8 @@ import { html, raw } from "hono/html";
 import type { MinuteReading } from "../../observability/call_window.ts";
 import type { Html } from "../layout.ts";
 
-const WIDTH = 300;
-const HEIGHT = 64;
+const WIDTH = 220;
+const HEIGHT = 84;
 const LOW = Math.log10(0.001);
 const HIGH = Math.log10(60);
 
@@ -18,16 +18,20 @@ function y(seconds: number): number {
   return HEIGHT - ((Math.log10(clamped) - LOW) / (HIGH - LOW)) * (HEIGHT - 4) - 2;
 }
 
-/** A marker on each minute with calls: a lone minute has no line to show it. */
+/** A marker on each minute with calls but no neighbour: a lone minute has no line to show it. */
 function dots(
   series: MinuteReading[],
   pick: (m: MinuteReading) => number | undefined,
   kind: string,
 ): string {
   const step = WIDTH / Math.max(1, series.length - 1);
+  const has = (i: number) => {
+    const value = series[i] && pick(series[i]);
+    return value !== undefined && Number.isFinite(value);
+  };
   return series.map((minute, i) => {
     const value = pick(minute);
-    if (value === undefined || !Number.isFinite(value)) return "";
+    if (value === undefined || !has(i) || has(i - 1) || has(i + 1)) return "";
     return `<circle cx="${(i * step).toFixed(1)}" cy="${
       y(value).toFixed(1)
     }" r="2.2" class="${kind}"/>`;
@@ -64,6 +68,7 @@ export function latencyChart(series: MinuteReading[], label: string): Html {
   }
   const worst50 = Math.max(...active.map((m) => m.p50 ?? 0));
   const worst99 = Math.max(...active.map((m) => m.p99 ?? 0));
+  const short = `p50 ≤ ${seconds(worst50)} · p99 ≤ ${seconds(worst99)}`;
   const summary = `p50 up to ${seconds(worst50)}, p99 up to ${seconds(worst99)} over the last hour`;
   // Grid lines at 10 ms, 100 ms, 1 s and 10 s, labelled at the right.
   const grid = GRID.map(([s, text]) => {
@@ -78,7 +83,7 @@ export function latencyChart(series: MinuteReading[], label: string): Html {
     <figure class="chart">
       <svg viewBox="0 0 ${WIDTH + AXIS} ${HEIGHT}" width="${WIDTH + AXIS}" height="${HEIGHT}"
         role="img" aria-label="${label}: ${summary}">${raw(grid + lines + marks)}</svg>
-      <figcaption class="small muted">${summary}</figcaption>
+      <figcaption class="small muted" aria-hidden="true">${short}</figcaption>
     </figure>
   `;
 }

@@ -10,8 +10,8 @@ import type { AdminConfig } from "../../config/admin_config.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { pageResponse } from "../layout.ts";
-import { errorPage } from "../pages.ts";
-import { redirect } from "../redirects.ts";
+import { errorPage, signedOutPage } from "../pages.ts";
+import { redirect, withCookies } from "../redirects.ts";
 import { sameOrigin } from "../csrf.ts";
 import type { SsoSessions } from "../sso.ts";
 import { type ActionName, noticeOf, runAction } from "./actions.ts";
@@ -113,7 +113,7 @@ export class OperatorConsole {
         return await auditPage(ctx, sources, filter, page);
       }
       default:
-        return this.#live.stream(ctx, sources, session.id, Infinity);
+        return this.#live.stream(ctx, sources, session.id, liveSince(url));
     }
   }
 
@@ -172,8 +172,11 @@ export class OperatorConsole {
       );
     }
     if (action === "logout") {
-      const cookie = await this.deps.sessions.end(session);
-      return redirect(303, this.root, [cookie]);
+      // The company sign-in ends too: otherwise the next visit would open a console again.
+      const cookies = [await this.deps.sessions.end(session)];
+      const sso = await this.deps.sso.fromRequest(request);
+      if (sso) cookies.push(await this.deps.sso.end(sso));
+      return withCookies(await signedOutPage({}), cookies);
     }
     const result = await runAction(
       action,
@@ -195,6 +198,12 @@ async function readForm(request: Request): Promise<URLSearchParams> {
   } catch {
     return new URLSearchParams();
   }
+}
+
+/** Where the page's list ended (events newer than it are sent); without one, from now. */
+function liveSince(url: URL): number {
+  const since = Number(url.searchParams.get("since"));
+  return Number.isSafeInteger(since) && since >= 0 ? since : Infinity;
 }
 
 function pageNumber(url: URL): number {

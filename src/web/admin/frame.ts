@@ -30,13 +30,17 @@ nav.console { background: var(--card); border-bottom: 1px solid var(--line); pad
   display: flex; gap: 4px; flex-wrap: wrap; }
 nav.console a { padding: 10px 14px; text-decoration: none; color: var(--fg);
   border-bottom: 3px solid transparent; }
+nav.console form.signout { margin-left: auto; align-self: center; }
+nav.console form.signout button { padding: 4px 12px; font-size: .9rem; }
 nav.console a[aria-current=page] { border-bottom-color: var(--accent); font-weight: 650; }
 table { border-collapse: collapse; width: 100%; font-size: .93rem; }
 th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--line);
   vertical-align: top; }
 td { overflow-wrap: break-word; }
 td bdi, td code { overflow-wrap: anywhere; }
-td.when, td.kind { white-space: nowrap; }
+td.nowrap { white-space: nowrap; }
+td.nowrap bdi { overflow-wrap: normal; }
+td.state-cell { min-width: 10em; }
 td form button { white-space: nowrap; }
 thead th { font-weight: 650; color: var(--muted); font-size: .85rem; white-space: nowrap; }
 tbody th { white-space: nowrap; }
@@ -73,17 +77,19 @@ h2 { margin: 0 0 10px; }
 `;
 
 function nav(ctx: ConsoleContext, current: PageName): Html {
-  return html`<nav class="console" aria-label="Console">${
-    PAGES.map(([name, label, path]) =>
-      html`
-        <a href="${ctx.root}${path}" ${name === current
-          ? html`
-            aria-current="page"
-          `
-          : ""}>${label}</a>
-      `
-    )
-  }</nav>`;
+  const links = PAGES.map(([name, label, path]) =>
+    html`
+      <a href="${ctx.root}${path}" ${name === current
+        ? html`
+          aria-current="page"
+        `
+        : ""}>${label}</a>
+    `
+  );
+  // After the links, so the keyboard reaches the pages first.
+  return html`<nav class="console" aria-label="Console">${links}<form method="post"
+      action="${ctx.root}/logout" class="signout">${csrfField(ctx)}<button
+        type="submit">Sign out</button></form></nav>`;
 }
 
 export function consolePage(

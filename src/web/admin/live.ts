@@ -131,7 +131,9 @@ export const LIVE_SCRIPT = `"use strict";
   if (!window.EventSource) return;
   var here = document.currentScript ? document.currentScript.src : "";
   var root = here.replace(/\\/live\\.js(\\?.*)?$/, "");
-  var source = new EventSource(root + "/live");
+  var list = document.querySelector("[data-since]");
+  var since = list ? list.getAttribute("data-since") : "";
+  var source = new EventSource(root + "/live" + (since ? "?since=" + encodeURIComponent(since) : ""));
   source.addEventListener("figures", function (message) {
     var figures = JSON.parse(message.data);
     document.querySelectorAll("[data-live]").forEach(function (element) {

@@ -113,7 +113,9 @@ function serverRow(ctx: ConsoleContext, sources: ConsoleSources, row: ServerRow)
         ? html`<div class="small muted">share: ${row.share}</div>`
         : ""}</td>
       <td>${row.revision}</td>
-      <td><span class="state ${state.state}" data-live="state-${row.name}">${state.state}</span>
+      <td
+        class="state-cell"><span class="state ${state.state}" data-live="state-${row.name}">${state
+          .state}</span>
           <div class="small muted">${state.detail}</div></td>
       <td data-live="sessions-${row.name}">${row.sessions}</td>
       <td>${row.transport === "stdio" ? row.processes : "—"}</td>
