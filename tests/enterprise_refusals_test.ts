@@ -84,6 +84,22 @@ Deno.test("ID-JAG refusals: each failed check is a 400 invalid_grant naming it, 
   try {
     const url = setup.url;
     const issuer = setup.idp.issuer;
+    // The metadata offers the grant and its profile, and names no trusted issuer.
+    const metadata = await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json();
+    assert.deepEqual(metadata.grant_types_supported, [
+      "authorization_code",
+      "refresh_token",
+      JWT_BEARER,
+    ]);
+    assert.deepEqual(metadata.authorization_grant_profiles_supported, [
+      "urn:ietf:params:oauth:grant-profile:id-jag",
+    ]);
+    assert.deepEqual(metadata.token_endpoint_auth_methods_supported, [
+      "none",
+      "client_secret_post",
+      "client_secret_basic",
+    ]);
+    assert.ok(!JSON.stringify(metadata).includes(issuer), "no trusted issuer published");
     const stranger = await IdJagKeys.create();
     const hmac = new TextEncoder().encode("a-shared-secret-anyone-could-know-0123456789");
     const cases: [string, () => Promise<string>, string][] = [
@@ -349,5 +365,24 @@ Deno.test("ID-JAG start-up: an issuer whose discovery names no jwks_uri is warne
   } finally {
     await setup.close();
     await bare.shutdown();
+  }
+});
+
+Deno.test("ID-JAG without oauth.idJag: the metadata offers no jwt-bearer grant, and /token says why it refuses one", async () => {
+  const setup = await startOAuthGateway();
+  try {
+    const metadata = await (await fetch(`${setup.url}/.well-known/oauth-authorization-server`))
+      .json();
+    assert.deepEqual(metadata.grant_types_supported, ["authorization_code", "refresh_token"]);
+    assert.equal(metadata.authorization_grant_profiles_supported, undefined);
+    assert.deepEqual(await present(setup, "a.b.c"), {
+      status: 400,
+      body: {
+        error: "unsupported_grant_type",
+        error_description: "this gateway takes no ID-JAGs (oauth.idJag is not configured)",
+      },
+    });
+  } finally {
+    await setup.close();
   }
 });
