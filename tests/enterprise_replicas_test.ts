@@ -15,6 +15,7 @@ import { startIdp } from "./fixtures/idp.ts";
 import { IdJagKeys, type IdJagPolicy } from "./fixtures/idp_id_jag.ts";
 import { idpSection, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { waitUntil } from "./fixtures/waits.ts";
+import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const GW_CLIENT = "chat-gw";
@@ -134,6 +135,85 @@ ${idpSection(idp)}
     for (const gateway of gateways) await gateway.close();
     for (const socket of sockets.slice(gateways.length)) await socket.close();
     store.close();
+    await idp.close();
+  }
+});
+
+Deno.test("ID-JAG and a server that needs the person's own token: the token is issued, and the first call reaches the connect path (-32042)", async () => {
+  const keys = await IdJagKeys.create();
+  const policy: IdJagPolicy = { clients: { "chat-app": GW_CLIENT }, lifetime: 300, issued: 0 };
+  const idp = await startIdp([], { idJag: { keys, policy } });
+  const socket = await listenForGateway();
+  let gateway: TestGateway | undefined;
+  try {
+    gateway = await socket.start(
+      `
+baseUrl: http://127.0.0.1:{{PORT}}
+secret: ${TEST_MASTER_SECRET}
+servers:
+  notes:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    env: ${stdioEnvYaml({ NOTES_TOKEN: "{{user.token}}" })}
+    requiresUserToken: true
+    userToken: { kind: manual, displayName: Notes }
+oauth:
+${idpSection(idp)}
+  idJag: true
+  clients:
+    - id: ${GW_CLIENT}
+      secret: ${GW_SECRET}
+`,
+      { IDP_SECRET: idp.clientSecret },
+    );
+    const url = gateway.url;
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await keys.sign({
+      iss: idp.issuer,
+      sub: "alice-example-com",
+      aud: url,
+      client_id: GW_CLIENT,
+      jti: crypto.randomUUID(),
+      iat: now,
+      exp: now + 300,
+      resource: `${url}/notes`,
+      email: "alice@example.com",
+    });
+    const issued = await fetch(`${url}/token`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: `Basic ${btoa(`${GW_CLIENT}:${GW_SECRET}`)}`,
+      },
+      body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }),
+    });
+    assert.equal(issued.status, 200, "the token is issued though the person has no Notes token");
+    const token = (await issued.json()).access_token;
+    const response = await fetch(`${url}/notes/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: { elicitation: { form: {}, url: {} } },
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+    });
+    const body = await response.json();
+    assert.equal(body.error.code, -32042);
+    assert.equal(body.error.data.elicitations[0].url, `${url}/my/tokens?service=notes`);
+  } finally {
+    if (gateway) await gateway.close();
+    else await socket.close();
     await idp.close();
   }
 });
