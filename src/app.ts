@@ -49,6 +49,7 @@ import {
   noteToolChange,
 } from "./app_console_readings.ts";
 import type { Revocations } from "./oauth/revocations.ts";
+import { type ApprovalParts, approvalParts } from "./app_approvals.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -79,6 +80,8 @@ export interface Gateway {
     processes: ProcessPool;
     /** The console's readings: the last hour of calls, the latest audit events, the start. */
     console: ConsoleCarried;
+    /** Held calls' records and the board their waits are on (they outlive a reload). */
+    approvals: ApprovalParts;
   };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
@@ -136,6 +139,9 @@ export async function createGateway(
   };
   caches.clear();
   const carriedConsole = previous?.carried.console ?? newConsoleCarried(clock);
+  const ledger = new ToolLedger(store, clock);
+  const made = { ...deps, metrics, ledger, revocations };
+  const approvals = approvalParts(config, made, previous?.carried.approvals);
   const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits, logger);
   processes.configure(config.limits);
   processes.reconfigure(config.servers);
@@ -152,8 +158,9 @@ export async function createGateway(
       owner: config.replicaId ?? instance,
     },
     toolGate: (server, principal) => toolGateFor(policies, server, principal),
+    callHolds: approvals.holds,
     toolIntegrity: new ToolIntegrity({
-      ledger: new ToolLedger(store, clock),
+      ledger,
       clock,
       servers: config.servers,
       logger,
@@ -267,6 +274,7 @@ export async function createGateway(
     metrics,
     policies,
     storage: deps.storageMonitor,
+    approvals,
   });
   if (!previous) {
     addReadings(metrics, sessions, caches, processes);
@@ -288,6 +296,7 @@ export async function createGateway(
       revocations,
       processes,
       console: carriedConsole,
+      approvals,
     },
     // The client every limit, log line and audit names: the peer, or whom a trusted proxy named.
     fetch: async (request, info) =>
@@ -300,6 +309,7 @@ export async function createGateway(
       }),
     close: async () => {
       await revocations?.close();
+      approvals.board.close();
       await sessions.closeAll("the gateway is shutting down");
       await processes.closeAll("the gateway is shutting down");
       backendClient.close();

@@ -214,6 +214,7 @@ export async function createAuthServer(
       clients,
       loginFlow,
       accessFlow: new AccessFlow({ issuer, sso, grants: grantAdmin, loginFlow, logger }),
+      sso,
       revocationDeps: { clients, grants, accessTokens },
       credentialFlow: new CredentialFlow({
         issuer,

@@ -15,6 +15,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "app_readings.ts": ["*"],
   "app_console.ts": ["*"],
   "app_console_readings.ts": ["*"],
+  "app_approvals.ts": ["*"],
   "serve.ts": ["*"],
   "cli": ["config", "core", "mcp/tools", "oauth", "store", "version.ts"],
   "http": [
@@ -23,6 +24,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "credentials",
     "crypto",
     "idp",
+    "mcp/approvals",
     "mcp/front",
     "mcp/protocol",
     "mcp/sessions",
@@ -33,11 +35,15 @@ const MAY_IMPORT: Record<string, string[]> = {
     "policy",
     "store",
     "web",
+    "web/approvals",
   ],
   "web": ["config", "core", "credentials", "crypto", "idp", "oauth", "observability", "store"],
   // The operator console: reads and acts through the narrow interfaces of its sources.ts,
   // which app_console.ts implements; it may use the shared page helpers of web/.
   "web/admin": ["config", "core", "crypto", "oauth", "observability", "store", "web"],
+  // A person's page for a held call: the records and decisions of mcp/approvals, the shared
+  // page helpers and sign-in of web/.
+  "web/approvals": ["core", "mcp/approvals", "oauth", "web"],
   "mcp/front": [
     "config",
     "core",
@@ -70,6 +76,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "core",
     "credentials",
     "crypto",
+    "mcp/approvals",
     "mcp/backends",
     "mcp/protocol",
     "mcp/tools",
@@ -78,6 +85,18 @@ const MAY_IMPORT: Record<string, string[]> = {
     "sdk.ts",
     "store",
     "version.ts",
+  ],
+  // Calls held for a person's approval: rules, shared records, the wait; sessions use it.
+  "mcp/approvals": [
+    "config",
+    "core",
+    "crypto",
+    "mcp/protocol",
+    "mcp/translate",
+    "observability",
+    "policy",
+    "sdk.ts",
+    "store",
   ],
   "mcp/tools": [
     "config",

@@ -21,6 +21,7 @@ export const DEFAULT_LIMITS: Limits = {
   listenUris: 100,
   listenUrisPerUser: 1_000,
   toolsPerServer: 2_000,
+  pendingApprovalsPerUser: 20,
 };
 
 const LIMIT_KEYS = [
@@ -35,6 +36,7 @@ const LIMIT_KEYS = [
   "listenUris",
   "listenUrisPerUser",
   "toolsPerServer",
+  "pendingApprovalsPerUser",
 ];
 
 export function parseLimits(c: Checker, value: unknown): Limits {
@@ -98,6 +100,11 @@ export function parseLimits(c: Checker, value: unknown): Limits {
       raw.toolsPerServer,
       at("toolsPerServer"),
       DEFAULT_LIMITS.toolsPerServer,
+    ),
+    pendingApprovalsPerUser: c.positiveInteger(
+      raw.pendingApprovalsPerUser,
+      at("pendingApprovalsPerUser"),
+      DEFAULT_LIMITS.pendingApprovalsPerUser,
     ),
   };
 }

@@ -60,6 +60,10 @@ export const SERVER_KEY_RULES: Record<string, KeyRule> = {
     never:
       "the gateway filters the backend's one list per person (tool_gate.ts); the backend never learns the policy",
   },
+  approvals: {
+    never:
+      "the gateway holds a call in the caller's own session, and an approval is bound to that person, server, tool and arguments (mcp/approvals/); the backend, a shared process or an aggregate's cache only ever sees calls already approved for whoever made them",
+  },
   requestTimeout: { never: "how long the gateway waits" },
   command: { never: "placeholders are not filled in the command" },
   cwd: { never: "placeholders are not filled in the working directory" },

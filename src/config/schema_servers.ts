@@ -136,6 +136,43 @@ const SERVER_COMMON: Record<string, JsonSchema> = {
       },
     },
   },
+  approvals: {
+    type: "array",
+    default: [],
+    description:
+      "Calls held until a person approves them on Gatehouse's page /approvals/{id} (signed in with the company identity provider); the client is told to wait, and the call reaches the server only once approved, exactly as approved (same person, tool and arguments), once. A call matching several rules waits for the first. Needs oauth:. In an aggregate, each member's rules apply to its tools. See docs/approvals.md.",
+    items: {
+      type: "object",
+      additionalProperties: false,
+      required: ["by"],
+      properties: {
+        tools: patterns("The tools whose calls wait for approval.", ["delete_*"], true),
+        when: {
+          enum: ["destructive"],
+          description:
+            "destructive: only those of these tools whose annotations say destructiveHint: true.",
+        },
+        by: {
+          description:
+            "Who approves: caller (the person calling, in the page), or { emails, groups } (only those people, never the caller themself).",
+          anyOf: [{ const: "caller" }, {
+            type: "object",
+            additionalProperties: false,
+            minProperties: 1,
+            properties: {
+              emails: ACCESS.properties!.emails,
+              groups: ACCESS.properties!.groups,
+            },
+          }],
+        },
+        timeout: duration("How long a held call waits for a decision.", "10m"),
+        notify: text(
+          "A webhook (https; http only to this machine) that receives a JSON notice with the approval page's URL, never the arguments. Fetched under the same address rules as other remote fetches.",
+          { examples: ["https://hooks.example.com/gatehouse"] },
+        ),
+      },
+    },
+  },
   requestTimeout: duration(
     "How long this server may take to answer a request; overrides limits.requestTimeout. In an aggregate, each member's own applies to the calls routed to it.",
   ),

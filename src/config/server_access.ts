@@ -80,7 +80,8 @@ export function parseAccess(
   return rule;
 }
 
-function parsePatterns(c: Checker, value: unknown, path: ConfigPath): string[] {
+/** Tool patterns as `tools:` rules write them (also `approvals:`). */
+export function parsePatterns(c: Checker, value: unknown, path: ConfigPath): string[] {
   const patterns = c.stringList(value, path);
   patterns.forEach((pattern, i) => {
     if (!PATTERN.test(pattern)) {

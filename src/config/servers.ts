@@ -18,6 +18,7 @@ import {
   type Substitution,
 } from "./server_backends.ts";
 import { parseServiceAuths } from "./service_auths.ts";
+import { parseApprovals } from "./server_approvals.ts";
 import type { HttpServerConfig, ServerConfig } from "./types.ts";
 
 const COMMON_SERVER_KEYS = [
@@ -26,6 +27,7 @@ const COMMON_SERVER_KEYS = [
   "serviceAuths",
   "access",
   "tools",
+  "approvals",
   "requestTimeout",
   "description",
 ];
@@ -94,6 +96,13 @@ function parseServer(
   const spelling = { lowerCase: context.lowerCaseGroups ?? false };
   const access = parseAccess(c, raw.access, [...path, "access"], spelling);
   const tools = parseToolPolicy(c, raw.tools, [...path, "tools"], spelling);
+  const approvals = parseApprovals(
+    c,
+    raw.approvals,
+    [...path, "approvals"],
+    spelling,
+    context.oauthConfigured,
+  );
   const common = {
     name: name as ServerName,
     public: c.boolean(raw.public, [...path, "public"], false),
@@ -101,6 +110,7 @@ function parseServer(
     // Left out when not given, so that a server without them compares equal to before.
     ...(access && { access }),
     ...(tools && { tools }),
+    ...(approvals && { approvals }),
     ...(raw.requestTimeout !== undefined && {
       requestTimeoutMs: c.duration(raw.requestTimeout, [...path, "requestTimeout"], 1),
     }),

@@ -162,7 +162,7 @@ Deno.test("parseServers() reports a malformed server of each kind with its path,
         path: ["servers", "all", "requiresUserToken"],
         message: 'unknown key "requiresUserToken"',
         hint:
-          "allowed here: transport, public, serviceAuths, access, tools, requestTimeout, description, servers, delimiter, cacheTtl",
+          "allowed here: transport, public, serviceAuths, access, tools, approvals, requestTimeout, description, servers, delimiter, cacheTtl",
         line: 8,
       }, {
         path: ["servers", "all", "requiresUserToken"],

@@ -3,6 +3,10 @@
  * durations are milliseconds, sizes are bytes, secrets are wrapped. The YAML a person writes is
  * `unknown` until `validateConfig` turns it into this.
  */
+import type { ApprovalRule } from "./approval_types.ts";
+import type { Limits } from "./limit_types.ts";
+export type { ApprovalRule, ApproverRule } from "./approval_types.ts";
+export type { Limits } from "./limit_types.ts";
 import type { IpRange } from "../core/ip_ranges.ts";
 import type { Secret } from "../core/secret.ts";
 import type { EnterpriseOAuth } from "./id_jag_types.ts";
@@ -48,34 +52,6 @@ export interface TlsConfig {
   };
   /** A plain-HTTP listener answering 308 to https (and ACME HTTP-01 challenges). */
   redirectHttp?: { hostname: string; port: number };
-}
-
-export interface Limits {
-  /** Open client sessions one user may hold at once. */
-  sessionsPerUser: number;
-  /** Open client sessions across everyone. */
-  maxSessions: number;
-  /** Stdio processes started for one person (a session's own, or their shared one). */
-  processesPerUser: number;
-  /** Stdio processes across everyone, shared ones included. */
-  maxProcesses: number;
-  /** A session with no request and no open stream for this long is ended. */
-  sessionIdleTimeoutMs: number;
-  /** A request the backend has not answered in this long gets a JSON-RPC error. */
-  requestTimeoutMs: number;
-  /** Largest HTTP body or JSON-RPC message accepted from a client or a backend. */
-  maxMessageBytes: number;
-  /**
-   * Bytes an SSE stream may hold for a client that reads more slowly than its backend writes;
-   * past it the stream is cut (a Streamable HTTP client resumes it with Last-Event-ID).
-   */
-  maxStreamBufferBytes: number;
-  /** Resource URIs one `subscriptions/listen` may name in `resourceSubscriptions`. */
-  listenUris: number;
-  /** Resource URIs one person's open listens may watch at once, on one gateway process. */
-  listenUrisPerUser: number;
-  /** Tools of one server tool integrity records; the rest are judged unrecorded. */
-  toolsPerServer: number;
 }
 
 /** Where Prometheus scrapes /metrics: behind a bearer token, and/or on a listener of its own. */
@@ -159,6 +135,8 @@ interface ServerCommon {
   tools?: ToolPolicy;
   /** Overrides `limits.requestTimeout` for this server. */
   requestTimeoutMs?: number;
+  /** Calls held until a person approves them (`approvals:`); absent: none. */
+  approvals?: ApprovalRule[];
   /**
    * Present when the backend acts as the person (`requiresUserToken: true`): how each person
    * supplies their own credential, injected as `{{user.token}}`.

@@ -25,6 +25,7 @@ import {
 import { type Admit, handleTokenRequest, type TokenDeps } from "../oauth/token.ts";
 import { handleRevocationRequest, type RevocationDeps } from "../oauth/revoke.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { SsoSessions } from "../web/sso.ts";
 import type { AccessFlow } from "../web/access_flow.ts";
 import type { CredentialFlow } from "../web/credential_flow.ts";
 import type { LoginFlow } from "../web/login_flow.ts";
@@ -42,6 +43,8 @@ export interface AuthServer {
   revocationDeps: RevocationDeps;
   /** /my/access: a person's grants, and revoking them. */
   accessFlow: AccessFlow;
+  /** The browser's single sign-on sessions (the approval pages sign people in with them). */
+  sso: SsoSessions;
 }
 
 const MAX_REGISTRATION_BYTES = 16 * 1024;

@@ -40,6 +40,7 @@ import {
   use,
 } from "./route_table.ts";
 import { credentialPages, needsOAuth } from "./web_routes.ts";
+import { approvalPages, type ApprovalParts, approvalsNeedOAuth } from "./approval_routes.ts";
 import {
   UPSTREAM_CLIENT_PATH,
   upstreamClientDocument,
@@ -61,6 +62,8 @@ export interface RouteDeps {
   storage?: StorageMonitor;
   /** The operator console, when `admin:` is configured (web/admin/). */
   console?: { handle(request: Request): Promise<Response> };
+  /** Held calls' records, for the approval pages. */
+  approvals?: ApprovalParts;
 }
 
 /** The gateway's HTTP entry point: every route, with the finishing every request gets. */
@@ -80,6 +83,7 @@ export function buildRoutes(deps: RouteDeps): Routes {
   const oauth = oauthEndpoints(config, deps.authServer, logger, limits, metrics);
   const limit = oauthLimits(limits);
   const pages = credentialPages(deps.authServer);
+  const approvals = approvalPages(deps.authServer, deps.approvals, deps.clock);
 
   /** An MCP endpoint: server, origin, auth and limits are checked, then the front's handler. */
   const serve = (method: Method, path: string, handler: McpHandler, lane?: "fast lane") =>
@@ -107,6 +111,8 @@ export function buildRoutes(deps: RouteDeps): Routes {
     use("/oauth/*", limit.browser),
     use("/logout", limit.browser),
     use("/my/*", limit.browser),
+    use("/approvals", limit.browser),
+    use("/approvals/*", limit.browser),
 
     // RFC 8414 §3 puts the well-known segment before the issuer's path; clients that append it
     // instead are answered too.
@@ -176,6 +182,14 @@ export function buildRoutes(deps: RouteDeps): Routes {
     ...(deps.console && config.admin
       ? consoleRows(config.admin.path, deps.console, limit.browser)
       : []),
+    // Held tool calls (approvals:): a person approves or denies one, signed in.
+    ...(approvals
+      ? [
+        get("/approvals", approvals.list),
+        get("/approvals/:id", approvals.page),
+        post("/approvals/:id", approvals.decide),
+      ]
+      : ["/approvals", "/approvals/:id"].map((path) => all(path, approvalsNeedOAuth))),
 
     // MCP, Streamable HTTP. POST is nearly every request: the fast lane serves it before Hono's
     // router is consulted (about 10 µs a request under load); a server name holding `%` is

@@ -80,3 +80,32 @@ export async function guardedFetchJson(
     throw new Error("it is not JSON");
   }
 }
+
+/**
+ * A POST of `body` as JSON to a URL the configuration names (an approval's `notify:` webhook),
+ * under the same rules as the GET above: https, public addresses unless allow-listed, no
+ * redirects, a time limit; the answer is read no further than its status.
+ */
+export async function guardedPostJson(
+  text: string,
+  body: unknown,
+  options: GuardedFetchOptions,
+  clock: Clock,
+): Promise<void> {
+  const url = new URL(text);
+  if (url.protocol !== "https:") throw new Error("only https URLs are fetched");
+  await checkDestination(url, options.allowPrivateHosts);
+  await withTimeout(clock, options.timeoutMs, async (signal) => {
+    const response = await fetch(url, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/json", "user-agent": "gatehouse" },
+      body: JSON.stringify(body),
+      signal,
+    });
+    await response.body?.cancel();
+    if (response.status < 200 || response.status >= 300) {
+      throw new Error(`it answered ${response.status}`);
+    }
+  });
+}

@@ -201,6 +201,10 @@ export class GatewayMetrics {
     "gatehouse_tool_changes_total",
     "Tool definitions found changed or new since approved, by server (an aggregate's member), change (new, changed) and decision (allow, hold, refuse).",
   );
+  readonly approvals = this.registry.counter(
+    "gatehouse_approvals_total",
+    "Held tool calls (approvals:), by server and outcome (requested, approved, denied, expired, executed, ended).",
+  );
   readonly rateLimited = this.registry.counter(
     "gatehouse_rate_limited_total",
     "Requests refused by a rate limit, by limit.",

@@ -141,6 +141,16 @@ export const KEYS = {
   toolEpoch: (server: string) => prefixKey(["mcp", "tool-epoch", server]),
   /** Set when a server's tools are first seen: a tool without a record after that is new. */
   toolServerSeen: (server: string) => prefixKey(["mcp", "tool-server", server]),
+  /**
+   * A held tool call waiting for a person's approval (approvals:), by its random id; every one
+   * together for the lists; the call a retry of the same call finds (person, server, tool and
+   * the digest of its arguments); and the ones a person has waiting, for the per-person cap.
+   */
+  approval: (id: string) => ["approvals", "call", id] as const,
+  approvals: ["approvals", "call"] as const,
+  approvalBinding: (person: string, server: string, tool: string, digest: string) =>
+    boundedKey(["approvals", "binding", person, server, tool, digest]),
+  approvalsWaitingOf: (person: string) => boundedKey(["approvals", "waiting", person]),
   /** A service OAuth connection waiting for the service's callback, by hash of its state. */
   serviceConnect: (stateHash: string) => ["credentials", "connect", stateHash] as const,
 } as const;

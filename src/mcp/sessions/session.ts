@@ -12,9 +12,7 @@ import type { Principal } from "../../core/principal.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { AuditLog } from "../../observability/audit.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
-import { CredentialRequiredError } from "../../core/credential_required.ts";
 import type { Backend } from "../backends/connect.ts";
-import { credentialRpcError, supportsUrlElicitation } from "../protocol/credential_errors.ts";
 import {
   classify,
   errorResponse,
@@ -25,13 +23,14 @@ import {
   type RpcResponse,
 } from "../protocol/jsonrpc.ts";
 import { Activity } from "./activity.ts";
-import { sendFailure, SessionBackend } from "./session_backend.ts";
+import { failedSendAnswer, SessionBackend } from "./session_backend.ts";
 import { Handshake, type Settled } from "./session_handshake.ts";
 import { type PendingRequest, PendingRequests } from "./session_requests.ts";
 import type { ToolGate } from "../../core/tool_gate.ts";
-import { toolRefusal, visibleTools } from "../tools/tool_gate.ts";
-import { SessionTools } from "../tools/session_tools.ts";
-import { OwnRequests } from "../tools/own_requests.ts";
+import { visibleTools } from "../tools/tool_gate.ts";
+import { type CallChecks, callChecks, callRefusal } from "./session_call_checks.ts";
+import type { ClientSide, SessionHolds } from "../approvals/call_hold.ts";
+import type { SessionTools } from "../tools/session_tools.ts";
 import type { ToolIntegrity } from "../tools/tool_integrity.ts";
 
 /** Where the session sends what the backend says. Implemented by each front transport. */
@@ -62,6 +61,8 @@ export interface SessionOptions {
   toolGate?: ToolGate;
   /** Tool integrity: lists held against the approved definitions, calls of held tools refused. */
   toolIntegrity?: ToolIntegrity;
+  /** Calls held for a person's approval (approvals/call_hold.ts); absent: none. */
+  holds?: (side: ClientSide) => SessionHolds;
   /**
    * Told once the backend has accepted initialize; the client gets the answer (and with it the
    * session id) only when what this returns has settled, so the session is known everywhere
@@ -87,6 +88,8 @@ export class Session {
   readonly #options: SessionOptions;
   /** This session's side of tool integrity (session_tools.ts). */
   readonly #tools?: SessionTools;
+  /** What a tools/call passes before it is sent (session_call_checks.ts). */
+  readonly #checks: CallChecks;
 
   constructor(options: SessionOptions) {
     this.#options = options;
@@ -95,13 +98,12 @@ export class Session {
     this.principal = options.principal;
     this.activity = new Activity(options.clock);
     this.#handshake = new Handshake(options.resumed);
-    if (options.toolIntegrity) {
-      this.#tools = new SessionTools(options.toolIntegrity, options.server, {
-        tell: (message) => this.#channel?.deliver(message),
-        ask: new OwnRequests(options.clock, options.requestTimeoutMs),
-        send: (message) => this.#send(message),
-      });
-    }
+    this.#checks = callChecks(options, {
+      deliver: (message, related) => this.#channel?.deliver(message, related),
+      capabilities: () => this.clientCapabilities,
+      send: (message) => this.#send(message),
+    });
+    this.#tools = this.#checks.tools;
     this.#pending = new PendingRequests({
       clock: options.clock,
       deadlines: options.deadlines,
@@ -187,11 +189,15 @@ export class Session {
       return;
     }
     if (classified.kind === "request") return await this.#request(classified.message, from);
+    if (classified.kind === "response" && this.#checks.holds?.ownAnswer(classified.message)) return;
     if (
       classified.kind === "notification" && classified.message.method === "notifications/cancelled"
     ) {
       const requestId = classified.message.params?.requestId as RequestId | undefined;
-      if (requestId !== undefined) this.#pending.cancelled(requestId);
+      if (requestId !== undefined) {
+        this.#pending.cancelled(requestId);
+        this.#checks.holds?.cancelled(requestId);
+      }
     }
     await this.#send(message).catch((error) =>
       this.#options.logger.warn("could not forward to backend", { error })
@@ -203,18 +209,26 @@ export class Session {
       return this.#reply(request.id, RpcErrorCode.invalidRequest, idInFlightMessage(request.id));
     }
     if (request.method === "initialize") this.#handshake.requested(request);
-    if (this.#toolRefused(request)) return;
-    if (request.method === "tools/call" && this.#tools) {
-      const held = this.#tools.callRefusal(request.id, request.params?.name);
-      const refusal = held instanceof Promise ? await held : held;
-      if (refusal) {
-        this.#pending.refused(request);
-        this.#channel?.deliver(refusal, request.id);
-        return;
-      }
-      if (this.#closed) {
-        return this.#reply(request.id, RpcErrorCode.backendError, "the session has ended");
-      }
+    const checked = callRefusal(request, this.#checks);
+    // A call held for approval may wait long: the session goes on meanwhile (a 2026 link's
+    // call must return to be driven, and asked for its input).
+    if (checked instanceof Promise && this.#checks.holds) {
+      const failed = "the gateway could not check this call; try again";
+      return void checked.then((refusal) => this.#forward(request, from, refusal)).catch(
+        () => this.#reply(request.id, RpcErrorCode.internalError, failed),
+      );
+    }
+    await this.#forward(request, from, checked instanceof Promise ? await checked : checked);
+  }
+
+  /** Sends `request` on unless `refusal` answers it (session_call_checks.ts). */
+  async #forward(request: RpcRequest, from?: string, refusal?: JSONRPCMessage): Promise<void> {
+    if (refusal) {
+      this.#pending.refused(request);
+      return this.#channel?.deliver(refusal, request.id);
+    }
+    if (this.#closed) {
+      return this.#reply(request.id, RpcErrorCode.backendError, "the session has ended");
     }
     const { trace } = this.#pending.add(request, from);
     try {
@@ -224,33 +238,16 @@ export class Session {
     } catch (error) {
       const pending = this.#pending.settle(request.id);
       if (!pending) return;
-      if (error instanceof CredentialRequiredError) {
-        const body = credentialRpcError(error, supportsUrlElicitation(this.clientCapabilities));
-        this.#pending.record(pending, "error", body.code);
-        this.#channel?.deliver(
-          errorResponse(request.id, body.code, body.message, body.data),
-          request.id,
-        );
-      } else {
-        this.#pending.record(pending, "error", RpcErrorCode.backendError);
-        const why = sendFailure(error, request.method);
-        if (request.method === "initialize") this.#handshake.failure = why;
-        this.#reply(request.id, RpcErrorCode.backendError, why);
-      }
+      const body = failedSendAnswer(error, request.method, this.clientCapabilities);
+      this.#pending.record(pending, "error", body.code);
+      if (request.method === "initialize") this.#handshake.failure = body.handshakeFailure;
+      this.#channel?.deliver(
+        errorResponse(request.id, body.code, body.message, body.data),
+        request.id,
+      );
       // A session whose initialize failed is of no use to anyone: end it now.
       if (request.method === "initialize") void this.close("the backend could not be initialized");
     }
-  }
-
-  /** A tools/call of a tool the caller may not use: answered here, recorded, never sent. */
-  #toolRefused(request: RpcRequest): boolean {
-    const gate = this.#options.toolGate;
-    if (!gate || request.method !== "tools/call") return false;
-    const name = request.params?.name;
-    if (typeof name === "string" && gate.allows(name)) return false;
-    this.#pending.refused(request);
-    this.#channel?.deliver(toolRefusal(request.id, name, this.server.name), request.id);
-    return true;
   }
 
   /** A request's time ran out: the client is told, the backend is told to stop working on it. */
@@ -277,7 +274,7 @@ export class Session {
     if (!classified) return;
     if (classified.kind === "response") {
       const response = classified.message;
-      if (this.#tools?.ownAnswer(response)) return;
+      if (this.#checks.own.answered(response)) return;
       const pending = this.#pending.answered(response);
       if (!pending) {
         this.#options.logger.debug("dropped a response to no pending request", {
@@ -390,6 +387,7 @@ export class Session {
     );
     this.#channel?.ended(reason);
     this.#tools?.close();
+    this.#checks.holds?.close();
     for (const listener of this.#closeListeners) listener(this);
     try {
       await stopBackend();

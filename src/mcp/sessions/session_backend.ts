@@ -7,7 +7,13 @@
 import type { Logger } from "../../observability/logger.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import type { Backend } from "../backends/connect.ts";
-import type { RequestId } from "../protocol/jsonrpc.ts";
+import { type RequestId, RpcErrorCode } from "../protocol/jsonrpc.ts";
+import { CredentialRequiredError } from "../../core/credential_required.ts";
+import {
+  credentialRpcError,
+  type RpcErrorBody,
+  supportsUrlElicitation,
+} from "../protocol/credential_errors.ts";
 import { AnswerTooLargeError } from "../backends/bounded_answers.ts";
 import { BackendAnswerError } from "../backends/legacy_http_answers.ts";
 import { BackendProcessEnded } from "../backends/stdio.ts";
@@ -115,4 +121,21 @@ export function sendFailure(error: unknown, method: string): string {
   // The backend was reached; its answer was refused (limits.maxMessageBytes, or its shape).
   if (error instanceof AnswerTooLargeError || error instanceof BackendAnswerError) return message;
   return `could not reach the backend: ${message}`;
+}
+
+/**
+ * The error a client gets for a request that could not be handed to the backend: where to add a
+ * missing credential (a URL-mode elicitation error for clients that can open URLs), otherwise
+ * `sendFailure`'s words. `handshakeFailure` says why initialize failed, when it was that.
+ */
+export function failedSendAnswer(
+  error: unknown,
+  method: string,
+  clientCapabilities: Record<string, unknown>,
+): RpcErrorBody & { handshakeFailure?: string } {
+  if (error instanceof CredentialRequiredError) {
+    return credentialRpcError(error, supportsUrlElicitation(clientCapabilities));
+  }
+  const why = sendFailure(error, method);
+  return { code: RpcErrorCode.backendError, message: why, handshakeFailure: why };
 }

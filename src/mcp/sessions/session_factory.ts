@@ -17,6 +17,7 @@ import { Session, type SessionOptions } from "./session.ts";
 import type { ToolGate } from "../../core/tool_gate.ts";
 import type { ToolIntegrity } from "../tools/tool_integrity.ts";
 import type { Continuation } from "./shared_sessions.ts";
+import type { CallHolds } from "../approvals/call_hold.ts";
 
 /** What sessions are made with (a reload may change all but the clock and the deadlines). */
 export interface SessionSettings {
@@ -37,6 +38,8 @@ export interface SessionSettings {
   toolGate?(server: ServerConfig, principal: Principal): ToolGate | undefined;
   /** Tool integrity (tool_integrity.ts): approved definitions, changes held. */
   toolIntegrity?: ToolIntegrity;
+  /** Calls held for a person's approval (approvals/call_hold.ts). */
+  callHolds?: CallHolds;
   /**
    * Makes the backend connection for a session (one backend, or an aggregate's members).
    * Throws `CredentialRequiredError` when the backend needs a credential the person lacks.
@@ -101,6 +104,7 @@ export class SessionFactory {
       audit: settings.audit,
       toolGate: settings.toolGate?.(server, principal),
       toolIntegrity: settings.toolIntegrity,
+      holds: settings.callHolds?.forSession(server, principal),
       resumed: from && {
         protocolVersion: from.backend.protocolVersion,
         clientCapabilities: from.clientCapabilities,

@@ -28,6 +28,7 @@ const LIMITS: Limits = {
   listenUris: 100,
   listenUrisPerUser: 1_000,
   toolsPerServer: 2_000,
+  pendingApprovalsPerUser: 20,
 };
 
 /** A registry of sessions on real in-process MCP servers, on a frozen clock. */

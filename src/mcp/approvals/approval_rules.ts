@@ -1,0 +1,73 @@
+/**
+ * Which `approvals:` rule a tools/call meets, by the name the client called: a server's own
+ * rules on its own names, and in an aggregate each member's rules on the member's names for its
+ * tools (the aggregate's own rules, if any, on the full names). Compiled once per configuration;
+ * a name no pattern matches costs one regular expression test per rule set.
+ */
+import type { ApprovalRule, ServerConfig } from "../../config/types.ts";
+import type { ServerName } from "../../core/ids.ts";
+import { compileGlobs } from "../../policy/glob.ts";
+
+/** A rule that names the tool; `destructiveOnly` rules still need the tool's annotations. */
+export interface RuleMatch {
+  rule: ApprovalRule;
+  /** The server whose rule it is (an aggregate's member, or the server itself). */
+  owner: string;
+  /** The tool's name at `owner`. */
+  tool: string;
+}
+
+interface Compiled {
+  rule: ApprovalRule;
+  pattern: RegExp;
+}
+
+export class ApprovalRules {
+  readonly #own: Compiled[];
+  readonly #members: { prefix: string; name: string; rules: Compiled[] }[];
+
+  private constructor(
+    readonly server: ServerConfig,
+    servers: ReadonlyMap<ServerName, ServerConfig>,
+  ) {
+    this.#own = compile(server.approvals);
+    this.#members = server.transport !== "aggregate" ? [] : server.members
+      .map((name) => ({
+        prefix: `${name}${server.delimiter}`,
+        name: name as string,
+        rules: compile(servers.get(name)?.approvals),
+      }))
+      .filter((member) => member.rules.length > 0)
+      // A name belongs to the member with the longest prefix that fits.
+      .sort((a, b) => b.prefix.length - a.prefix.length);
+  }
+
+  /** The rules for `server`'s calls; undefined when none of its tools can be held. */
+  static for(
+    server: ServerConfig,
+    servers: ReadonlyMap<ServerName, ServerConfig>,
+  ): ApprovalRules | undefined {
+    const rules = new ApprovalRules(server, servers);
+    return rules.#own.length || rules.#members.length ? rules : undefined;
+  }
+
+  /** Every rule naming `name`, in the order they apply (the member's, then the server's). */
+  matching(name: string): RuleMatch[] {
+    const found: RuleMatch[] = [];
+    const member = this.#members.find((part) => name.startsWith(part.prefix));
+    if (member) {
+      const tool = name.slice(member.prefix.length);
+      for (const { rule, pattern } of member.rules) {
+        if (pattern.test(tool)) found.push({ rule, owner: member.name, tool });
+      }
+    }
+    for (const { rule, pattern } of this.#own) {
+      if (pattern.test(name)) found.push({ rule, owner: this.server.name, tool: name });
+    }
+    return found;
+  }
+}
+
+function compile(rules: ApprovalRule[] | undefined): Compiled[] {
+  return (rules ?? []).map((rule) => ({ rule, pattern: compileGlobs(rule.tools)! }));
+}
