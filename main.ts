@@ -21,6 +21,7 @@ import { acceptedLine, idJagLines, toolChangesLines } from "./src/cli/check_summ
 import { runGrantsCommand } from "./src/cli/grants.ts";
 import { runToolsCommand } from "./src/cli/tools.ts";
 import { runStorageCommand } from "./src/cli/storage_copy.ts";
+import { runApprovalsCommand } from "./src/cli/approvals.ts";
 import { serve } from "./src/serve.ts";
 
 export { EXIT };
@@ -97,7 +98,11 @@ async function main(given: string[]): Promise<number> {
       err: (line) => console.error(line),
     });
   }
-  const operator = new Map([["grants", runGrantsCommand], ["tools", runToolsCommand]]).get(args[0]);
+  const operator = new Map([
+    ["grants", runGrantsCommand],
+    ["tools", runToolsCommand],
+    ["approvals", runApprovalsCommand],
+  ]).get(args[0]);
   if (operator) {
     return await operator(args.slice(1), {
       loadConfig: load,

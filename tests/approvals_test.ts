@@ -19,6 +19,10 @@ import { UserAgent } from "./fixtures/user_agent.ts";
 import { type Client, ElicitRequestSchema } from "./fixtures/sdk.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
 import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
+import { openKvStore } from "../src/store/kv.ts";
+import type { Store } from "../src/store/store.ts";
+import { runApprovalsCommand } from "../src/cli/approvals.ts";
+import { systemClock } from "../src/core/clock.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const AGENT_TOKEN = "approvals-test-agent-token-0123456789";
@@ -27,6 +31,7 @@ const BOB = { email: "bob@example.com", claims: { groups: ["release-managers"] }
 
 interface Setup {
   gw: TestGateway;
+  store: Store;
   idp: TestIdp;
   url: string;
   browser: Browser;
@@ -38,6 +43,7 @@ async function start(): Promise<Setup> {
   const url = socket.url;
   const idp = await startIdp([`${url}/oauth/callback`]);
   idp.loginAs = ALICE;
+  const store = await openKvStore(":memory:");
   const gw = await socket.start(
     `
 baseUrl: ${url}
@@ -71,16 +77,19 @@ oauth:
     domains: [example.com]
 `,
     { IDP_SECRET: idp.clientSecret, AGENT_TOKEN },
+    { store },
   );
   const browser = await launchBrowser();
   return {
     gw,
+    store,
     idp,
     url,
     browser,
     close: async () => {
       await browser.close();
       await gw.close();
+      store.close();
       await idp.close();
     },
   };
@@ -122,6 +131,17 @@ async function decide(
     throw new Error(`${(error as Error).message}\nthe browser was at ${page.url()}:\n${text}`);
   });
   return page;
+}
+
+/** `store` with a `close` that does nothing: the CLI closes what it opened, the gateway uses it still. */
+function leftOpen(store: Store): Store {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "close") return () => {};
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 function textOf(result: unknown): string {
@@ -344,6 +364,35 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
       assert.equal(await link.count(), 1);
       await screenshot(page, "approvals-04-list");
       await bob.close();
+    });
+
+    await t.step("gatehouse approvals list and approve, on the gateway's storage", async () => {
+      const client = clients[1];
+      const held = await failure(client.callTool({ name: "echo", arguments: { n: 3 } }));
+      assert.equal(held.data?.reason, "approval_required");
+      const id = held.data!.url.split("/").pop()!;
+      const run = async (...args: string[]) => {
+        const out: string[] = [];
+        const err: string[] = [];
+        const code = await runApprovalsCommand(args, {
+          loadConfig: () => Promise.resolve(setup.gw.config),
+          // The gateway's own storage, left open for it.
+          openStore: () => Promise.resolve(leftOpen(setup.store)),
+          clock: systemClock,
+          defaultConfigPath: "config.yaml",
+          out: (line) => out.push(line),
+          err: (line) => err.push(line),
+        });
+        return { code, out: out.join("\n"), err: err.join("\n") };
+      };
+      const listed = await run("list");
+      assert.equal(listed.code, 0);
+      assert.ok(listed.out.includes(id) && listed.out.includes("echo"), listed.out);
+      const approved = await run("approve", id);
+      assert.equal(approved.code, 0, approved.err);
+      assert.equal((await run("approve", id)).code, 1, "decided once");
+      const ran = await client.callTool({ name: "echo", arguments: { n: 3 } });
+      assert.equal(textOf(ran), '{"n":3}');
     });
 
     await t.step("metrics count each outcome", async () => {

@@ -17,7 +17,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "app_console_readings.ts": ["*"],
   "app_approvals.ts": ["*"],
   "serve.ts": ["*"],
-  "cli": ["config", "core", "mcp/tools", "oauth", "store", "version.ts"],
+  "cli": ["config", "core", "mcp/approvals", "mcp/tools", "oauth", "store", "version.ts"],
   "http": [
     "config",
     "core",

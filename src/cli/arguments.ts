@@ -25,6 +25,9 @@ Usage:
   gatehouse storage copy --from SOURCE --to TARGET
                                       copy every record to an empty storage (a KV
                                       file to PostgreSQL), checked by count
+  gatehouse approvals list|approve|deny [ID]
+                                      tool calls held for a person's approval
+                                      gatehouse approvals --help says more
   gatehouse --version                 print the version and commit
   gatehouse --help                    print this help
 
