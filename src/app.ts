@@ -139,9 +139,7 @@ export async function createGateway(
   };
   caches.clear();
   const carriedConsole = previous?.carried.console ?? newConsoleCarried(clock);
-  const ledger = new ToolLedger(store, clock);
-  const made = { ...deps, metrics, ledger, revocations };
-  const approvals = approvalParts(config, made, previous?.carried.approvals);
+  const approvals = approvalParts(config, { ...deps, metrics, revocations }, previous?.carried);
   const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits, logger);
   processes.configure(config.limits);
   processes.reconfigure(config.servers);
@@ -160,7 +158,7 @@ export async function createGateway(
     toolGate: (server, principal) => toolGateFor(policies, server, principal),
     callHolds: approvals.holds,
     toolIntegrity: new ToolIntegrity({
-      ledger,
+      ledger: new ToolLedger(store, clock),
       clock,
       servers: config.servers,
       logger,

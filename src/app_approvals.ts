@@ -9,7 +9,7 @@ import { ApprovalBoard } from "./mcp/approvals/approval_board.ts";
 import { approvalEvents } from "./mcp/approvals/approval_events.ts";
 import { type ApprovalRecord, ApprovalRecords } from "./mcp/approvals/approval_records.ts";
 import { CallHolds } from "./mcp/approvals/call_hold.ts";
-import type { ToolLedger } from "./mcp/tools/tool_ledger.ts";
+import { ToolLedger } from "./mcp/tools/tool_ledger.ts";
 import { guardedPostJson } from "./net/guarded_fetch.ts";
 import type { Revocations } from "./oauth/revocations.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -31,12 +31,14 @@ export function approvalParts(
     logger: Logger;
     auditLogger?: Logger;
     metrics: GatewayMetrics;
-    ledger: ToolLedger;
     revocations?: Revocations;
   },
-  carried?: ApprovalParts,
+  previous?: { approvals: ApprovalParts },
 ): ApprovalParts {
-  const { store, clock, logger, metrics, ledger, revocations } = deps;
+  const { store, clock, logger, metrics, revocations } = deps;
+  const carried = previous?.approvals;
+  // The tool definitions `when: destructive` reads, as tool integrity approved them.
+  const ledger = new ToolLedger(store, clock);
   const records = carried?.records ?? new ApprovalRecords(store, clock);
   // Kept across reloads: calls waiting now keep waiting on the same board.
   const board = carried?.board ?? new ApprovalBoard(records, clock);
