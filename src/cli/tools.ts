@@ -9,20 +9,31 @@
 import type { ResolvedConfig } from "../config/types.ts";
 import { ToolLedger, type ToolRecord } from "../mcp/tools/tool_ledger.ts";
 import { onStorage, type OperatorCommandDeps, splitFlag } from "./operator_command.ts";
-import { diffText, recordsJson, recordsTable } from "./tools_format.ts";
+import {
+  approveAllText,
+  diffText,
+  recordsJson,
+  recordsTable,
+  reviewDigest,
+} from "./tools_format.ts";
 
 export const TOOLS_USAGE = `Usage:
-  gatehouse tools list [SERVER] [--held] [--json] [--config PATH]
+  gatehouse tools list [SERVER] [--held] [--new] [--json] [--config PATH]
       the tools whose definitions the gateways have seen: approved (how, when) or
       HELD (changed or new since approved, waiting for you), with their digests
-  gatehouse tools diff SERVER [TOOL] [--json] [--config PATH]
+  gatehouse tools diff SERVER [TOOL] [--new] [--json] [--config PATH]
       what changed in each held tool: field by field against the approved definition
-      (--json prints both definitions in full)
-  gatehouse tools approve SERVER [TOOL [--digest DIGEST]] [--config PATH]
+      (--json prints both definitions in full); for a whole SERVER, ends with the one
+      command that approves exactly what it showed
+  gatehouse tools approve SERVER [TOOL] [--new] [--digest DIGEST] [--config PATH]
       approve the held definition of TOOL, or of every held tool of SERVER; the
       gateways serve it again at once (calls within 2 seconds). With --digest (what
-      diff showed as seen, or its first 12 characters or more), only that definition:
-      if the server changed it again since, nothing is approved
+      diff showed, or its first 12 characters or more), only what you reviewed: one
+      TOOL's definition, or for a whole SERVER the set of held definitions diff
+      showed; if the server changed any of it since, nothing is approved
+
+--new: only tools new since the server was first seen (none approved yet), such as the
+tools a server lists only to clients that can answer sampling or elicitation.
 
 SERVER is the server that defines the tool (for an aggregate's tool, its member server).
 The storage is the one the configuration names (PATH, else $GATEHOUSE_CONFIG, else
@@ -44,8 +55,10 @@ interface ToolsCommand {
   held: boolean;
   json: boolean;
   configPath: string;
-  /** approve --digest: the held definition reviewed. */
+  /** approve --digest: the held definition reviewed (of TOOL), or the held set (of SERVER). */
   digest?: string;
+  /** --new: only held tools with no approved definition. */
+  newOnly: boolean;
 }
 
 /** Parses what follows `tools`; a string is the complaint for a bad command line. */
@@ -54,6 +67,7 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
     action: "help",
     held: false,
     json: false,
+    newOnly: false,
     configPath: defaultConfigPath,
   };
   const [action, ...rest] = args;
@@ -69,6 +83,7 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
     if (flag === "--help" || flag === "-h") return { ...command, action: "help" };
     if (flag === "--json" && action !== "approve") command.json = true;
     else if (flag === "--held" && action === "list") command.held = true;
+    else if (flag === "--new") command.newOnly = true;
     else if (flag === "--digest" && action === "approve") {
       const given = (inline ?? rest[++i])?.toLowerCase();
       if (!given || !/^[0-9a-f]{12,64}$/.test(given)) {
@@ -90,9 +105,6 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
     return `${action} needs the SERVER (list shows them)`;
   }
   [command.server, command.tool] = names;
-  if (command.digest !== undefined && command.tool === undefined) {
-    return "--digest names one tool's definition: give the TOOL too";
-  }
   return command;
 }
 
@@ -120,27 +132,34 @@ export async function runToolsCommand(args: string[], deps: ToolsCommandDeps): P
     let records = await ledger.records(command.server);
     if (command.tool !== undefined) records = records.filter((r) => r.tool === command.tool);
     if (command.held || command.action === "diff") records = records.filter((r) => r.held);
+    if (command.newOnly) records = records.filter(isNew);
     if (command.json) deps.out(recordsJson(records, command.action === "diff"));
     else if (records.length === 0) deps.err(nothingText(command));
     else if (command.action === "list") deps.out(recordsTable(records));
-    else deps.out(records.map(diffText).join("\n\n"));
+    else {
+      deps.out(records.map(diffText).join("\n\n"));
+      if (command.tool === undefined) {
+        deps.out(`\n${approveAllText(command.server!, records, command.newOnly)}`);
+      }
+    }
     return TOOLS_EXIT.ok;
   });
 }
 
 async function approve(ledger: ToolLedger, command: ToolsCommand, deps: ToolsCommandDeps) {
-  const approved: ToolRecord[] = await ledger.approve(
-    command.server!,
-    command.tool,
-    command.digest,
-  );
+  const server = command.server!;
+  const whole = command.tool === undefined && (command.digest !== undefined || command.newOnly);
+  const approved: ToolRecord[] = whole
+    ? await approveSet(ledger, command, deps)
+    : await ledger.approve(server, command.tool, command.digest);
   if (approved.length === 0) {
-    const now = command.digest && (await ledger.record(command.server!, command.tool!))?.held;
-    deps.err(
-      now
-        ? `nothing approved: the held definition of ${command.server} ${command.tool} is now ${now.digest}, not the ${command.digest} you reviewed (the server changed it again); run gatehouse tools diff ${command.server} ${command.tool} again`
-        : nothingText(command),
-    );
+    const now = command.digest && command.tool &&
+      (await ledger.record(server, command.tool))?.held;
+    if (now) {
+      deps.err(
+        `nothing approved: the held definition of ${server} ${command.tool} is now ${now.digest}, not the ${command.digest} you reviewed (the server changed it again); run gatehouse tools diff ${server} ${command.tool} again`,
+      );
+    } else if (!whole || command.digest === undefined) deps.err(nothingText(command));
     return TOOLS_EXIT.nothing;
   }
   for (const record of approved) {
@@ -153,6 +172,40 @@ async function approve(ledger: ToolLedger, command: ToolsCommand, deps: ToolsCom
   return TOOLS_EXIT.ok;
 }
 
+/**
+ * A whole server's held definitions (with --new, only its new tools), approved as a set: with
+ * --digest only if they are still the set diff showed, each one only while still held as shown.
+ */
+async function approveSet(
+  ledger: ToolLedger,
+  command: ToolsCommand,
+  deps: ToolsCommandDeps,
+): Promise<ToolRecord[]> {
+  const server = command.server!;
+  let held = (await ledger.records(server)).filter((record) => record.held);
+  if (command.newOnly) held = held.filter(isNew);
+  if (command.digest !== undefined && held.length > 0) {
+    const now = reviewDigest(held);
+    if (!now.startsWith(command.digest)) {
+      deps.err(
+        `nothing approved: the held ${
+          command.newOnly ? "new tools" : "definitions"
+        } of ${server} are now the set ${now}, not the ${command.digest} you reviewed (the server changed or added some since); run gatehouse tools diff ${server}${
+          command.newOnly ? " --new" : ""
+        } again`,
+      );
+      return [];
+    }
+  } else if (command.digest !== undefined) deps.err(nothingText(command));
+  const reviewed = new Map(held.map((record) => [record.tool, record.held!.digest]));
+  return await ledger.approveReviewed(server, reviewed);
+}
+
+/** A held tool that was never approved: new since the server was first seen. */
+function isNew(record: ToolRecord): boolean {
+  return record.held !== undefined && record.approved === undefined;
+}
+
 function nothingText(command: ToolsCommand): string {
   const where = command.server
     ? ` for ${command.server}${command.tool ? ` ${command.tool}` : ""}`
@@ -160,7 +213,8 @@ function nothingText(command: ToolsCommand): string {
   if (command.action === "list" && !command.held) {
     return `no tool definitions recorded${where} yet (they are recorded when a client lists tools)`;
   }
-  return `nothing held${where} (gatehouse tools list shows every tool's state)`;
+  const what = command.newOnly ? "no new tool held" : "nothing held";
+  return `${what}${where} (gatehouse tools list shows every tool's state)`;
 }
 
 /** Why `server` cannot be named here; undefined when it can. */

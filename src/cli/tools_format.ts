@@ -1,4 +1,5 @@
 /** How `gatehouse tools` prints tool records: a table and diffs for people, JSON for scripts. */
+import { createHash } from "node:crypto";
 import type { ToolRecord } from "../mcp/tools/tool_ledger.ts";
 import { printable } from "./terminal_text.ts";
 
@@ -93,4 +94,25 @@ function cell(text: string): string {
 /** A tool name as a shell argument: as it is when plain, else in single quotes. */
 function quoted(name: string): string {
   return /^[A-Za-z0-9_.\-/]+$/.test(name) ? name : `'${printable(name).replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The digest of a set of held definitions (each tool's name and held digest): what
+ * `tools approve SERVER --digest` takes, so that a whole server's approval covers exactly the
+ * definitions its diff showed.
+ */
+export function reviewDigest(records: ToolRecord[]): string {
+  const lines = records
+    .filter((record) => record.held)
+    .map((record) => `${record.tool}\u0000${record.held!.digest}\n`)
+    .sort();
+  return createHash("sha256").update(lines.join("")).digest("hex");
+}
+
+/** The last line of a whole server's diff: the command that approves what it showed. */
+export function approveAllText(server: string, records: ToolRecord[], newOnly: boolean): string {
+  const count = records.length;
+  return `approve ${count === 1 ? "it" : `all ${count} shown`} at once: gatehouse tools approve ${
+    quoted(server)
+  }${newOnly ? " --new" : ""} --digest ${reviewDigest(records)}`;
 }

@@ -161,38 +161,65 @@ export class ToolLedger {
    * does not get the new one approved unseen.
    */
   async approve(server: string, tool?: string, digest?: string): Promise<ToolRecord[]> {
-    const approved: ToolRecord[] = [];
     const candidates = tool === undefined
       ? await this.records(server)
       : [await this.record(server, tool)].filter((record) => record !== undefined);
+    const approved: ToolRecord[] = [];
     for (const candidate of candidates) {
       if (!candidate?.held) continue;
-      const key = KEYS.toolDefinition(server, candidate.tool);
-      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-        const entry = await this.store.getEntry<ToolRecord>(key);
-        const held = entry.value?.held;
-        if (!entry.value || !held) break;
-        if (digest !== undefined && !held.digest.startsWith(digest)) break;
-        const record: ToolRecord = {
-          server,
-          tool: entry.value.tool,
-          approved: {
-            digest: held.digest,
-            ...(held.definition && { definition: held.definition }),
-            at: this.clock.now(),
-            by: "operator",
-          },
-        };
-        const ok = await this.store.commitIfUnchanged([{ key, version: entry.version }], {
-          writes: [{ key, value: record }, this.#epochWrite(server)],
-        });
-        if (ok) {
-          approved.push(record);
-          break;
-        }
-      }
+      const record = await this.#approveHeld(
+        server,
+        candidate.tool,
+        (held) => digest === undefined || held.digest.startsWith(digest),
+      );
+      if (record) approved.push(record);
     }
     return approved;
+  }
+
+  /**
+   * Approves exactly the reviewed definitions (`reviewed`: tool → the full digest shown), each
+   * only while it is still the one held: one the server changed since is left held.
+   */
+  async approveReviewed(
+    server: string,
+    reviewed: ReadonlyMap<string, string>,
+  ): Promise<ToolRecord[]> {
+    const approved: ToolRecord[] = [];
+    for (const [tool, digest] of reviewed) {
+      const record = await this.#approveHeld(server, tool, (held) => held.digest === digest);
+      if (record) approved.push(record);
+    }
+    return approved;
+  }
+
+  /** Approves the held definition of `tool` if `accept` takes it; the record written, if any. */
+  async #approveHeld(
+    server: string,
+    tool: string,
+    accept: (held: HeldDefinition) => boolean,
+  ): Promise<ToolRecord | undefined> {
+    const key = KEYS.toolDefinition(server, tool);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const entry = await this.store.getEntry<ToolRecord>(key);
+      const held = entry.value?.held;
+      if (!entry.value || !held || !accept(held)) return undefined;
+      const record: ToolRecord = {
+        server,
+        tool: entry.value.tool,
+        approved: {
+          digest: held.digest,
+          ...(held.definition && { definition: held.definition }),
+          at: this.clock.now(),
+          by: "operator",
+        },
+      };
+      const ok = await this.store.commitIfUnchanged([{ key, version: entry.version }], {
+        writes: [{ key, value: record }, this.#epochWrite(server)],
+      });
+      if (ok) return record;
+    }
+    return undefined;
   }
 
   /**
