@@ -109,3 +109,32 @@ export function digitsOf(head: Uint8Array, start: number, end: number): number |
   }
   return value;
 }
+
+const HTTP11 = new TextEncoder().encode(" HTTP/1.1");
+
+/** Whether the request line `head[start, end)` ends with " HTTP/1.1". */
+export function isHttp11(head: Uint8Array, start: number, end: number): boolean {
+  if (end - start < HTTP11.length) return false;
+  for (let i = 0; i < HTTP11.length; i++) {
+    if (head[end - HTTP11.length + i] !== HTTP11[i]) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `head[start, end)`, spaces and tabs around it aside, can be a Host value (RFC 9112
+ * §3.2, RFC 3986 §3.2.2): a name, an IPv4 or bracketed IPv6 literal, a port; empty too (a
+ * target without an authority). Anything else (a slash, an "@", a space inside) is refused.
+ */
+export function isHostValue(head: Uint8Array, start: number, end: number): boolean {
+  while (start < end && (head[start] === 32 || head[start] === 9)) start++;
+  while (end > start && (head[end - 1] === 32 || head[end - 1] === 9)) end--;
+  for (let at = start; at < end; at++) {
+    const b = head[at];
+    const ok = (b >= 97 && b <= 122) || (b >= 65 && b <= 90) || (b >= 48 && b <= 57) ||
+      // - . _ ~ ! $ & ' ( ) * + , ; = : [ ] %
+      [45, 46, 95, 126, 33, 36, 38, 39, 40, 41, 42, 43, 44, 59, 61, 58, 91, 93, 37].includes(b);
+    if (!ok) return false;
+  }
+  return true;
+}

@@ -10,7 +10,16 @@
  */
 
 import { concatBytes } from "../core/streams.ts";
-import { CR, crlfFrom, digitsOf, HeadScanner, isName, LF } from "./head_bytes.ts";
+import {
+  CR,
+  crlfFrom,
+  digitsOf,
+  HeadScanner,
+  isHostValue,
+  isHttp11,
+  isName,
+  LF,
+} from "./head_bytes.ts";
 
 /** The header the front adds: the address the request came from. Clients may not send it. */
 export const PEER_HEADER = "x-gatehouse-peer";
@@ -48,6 +57,7 @@ const encoder = new TextEncoder();
 const CLOSE_LINE = encoder.encode("connection: close\r\n");
 const CONTENT_LENGTH = encoder.encode("content-length");
 const TRANSFER_ENCODING = encoder.encode("transfer-encoding");
+const HOST = encoder.encode("host");
 const PEER_NAME = encoder.encode(PEER_HEADER);
 /**
  * `Deno.serve` (hyper) reads no body after a CONNECT head, whatever its Content-Length or
@@ -197,6 +207,7 @@ export class RequestFraming {
     }
     let length: number | undefined;
     let transferEncoding: string | undefined;
+    let hosts = 0;
     for (let line = lineEnd + 2; line < head.length - 2;) {
       const next = crlfFrom(head, line);
       const first = head[line];
@@ -218,9 +229,16 @@ export class RequestFraming {
       } else if (isName(head, line, colon, TRANSFER_ENCODING)) {
         const value = latin1.decode(head.subarray(colon + 1, next)).trim();
         transferEncoding = transferEncoding === undefined ? value : `${transferEncoding},${value}`;
+      } else if (isName(head, line, colon, HOST)) {
+        // RFC 9112 §3.2: more than one Host, or one that is no host, is a 400.
+        if (++hosts > 1) return { status: 400, reason: "the request names more than one Host" };
+        if (!isHostValue(head, colon + 1, next)) {
+          return { status: 400, reason: "the Host header is not a host name and port" };
+        }
       }
       line = next + 2;
     }
+
     let chunked = false;
     if (transferEncoding !== undefined) {
       if (length !== undefined) {
@@ -231,6 +249,10 @@ export class RequestFraming {
         return { status: 400, reason: "a request's transfer coding must end with chunked" };
       }
       chunked = true;
+    }
+    if (hosts === 0 && isHttp11(head, start, lineEnd)) {
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (Deno.serve took it).
+      return { status: 400, reason: "an HTTP/1.1 request must carry a Host header" };
     }
     const requestLine = head.subarray(start, lineEnd + 2);
     const withPeer = new Uint8Array(head.length - start + this.#peerLine.length);

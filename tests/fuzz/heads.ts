@@ -47,10 +47,17 @@ export async function startHeadTarget(): Promise<HeadTarget> {
     },
     async (request) => {
       inFlight++;
-      const url = new URL(request.url);
+      // A Host that is no host ("a b") leaves Deno.serve a URL it cannot parse.
+      let target: string;
+      try {
+        const url = new URL(request.url);
+        target = url.pathname + url.search;
+      } catch {
+        target = "<unparsable URL>";
+      }
       const echo: Echo = {
         method: request.method,
-        target: url.pathname + url.search,
+        target,
         // The front's own additions are compared on their own: its address, and the close it
         // asks for on the last request before one it refuses.
         headers: [...request.headers].filter(([name]) =>
@@ -175,7 +182,6 @@ const SMUGGLED = `GET /smuggled HTTP/1.1\r\nHost: x\r\n${PEER_HEADER}: 10.6.6.6\
 
 const LINE_ENDS = ["\r\n", "\r\n", "\r\n", "\r\n", "\r\n", "\n", "\r", "\r\r\n", "\n\r", " \r\n"];
 const HEADERS = [
-  "Host: x",
   "X-A: 1",
   "x-b:\tvalue with spaces ",
   "Content-Length: 3",
@@ -207,6 +213,10 @@ const HEADERS = [
   `${PEER_HEADER}\0: 10.9.8.7`,
   `${PEER_HEADER}\t: 10.9.8.7`,
   "Transfer-Encoding: chunked, chunked",
+  // A second Host, or one that is no host: refused by the front.
+  "Host: x",
+  "Host: a b",
+  "Host: x/y",
 ];
 const REQUEST_LINES = [
   "GET /a HTTP/1.1",
@@ -252,6 +262,8 @@ function request(random: Random): string {
   text +=
     (random.chance(0.9) ? random.pick(REQUEST_LINES.slice(0, 3)) : random.pick(REQUEST_LINES)) +
     end();
+  // Mostly with its Host (an HTTP/1.1 request without one is refused); HEADERS may add another.
+  if (random.chance(0.9)) text += "Host: x" + end();
   for (let i = random.int(5); i > 0; i--) {
     text += (random.chance(0.6) ? random.pick(HEADERS.slice(0, 8)) : random.pick(HEADERS)) + end();
   }
