@@ -24,6 +24,7 @@ import { tracingCost } from "./scenarios/tracing.ts";
 import { nginxAnchor } from "./scenarios/nginx_anchor.ts";
 import { people } from "./scenarios/people.ts";
 import { tokenGrants } from "./scenarios/token_grants.ts";
+import { storageEngines } from "./scenarios/storage_engines.ts";
 import { machine } from "./lib/processes.ts";
 import { format, markdownSection, Results, type RunInfo, updateDoc } from "./lib/report.ts";
 
@@ -55,6 +56,7 @@ const SCENARIOS: [string, (results: Results, calls: number) => Promise<void>][] 
   ["11", people],
   ["12", frontAndTls],
   ["13", tokenGrants],
+  ["14", storageEngines],
   ["nginx", nginxAnchor],
 ];
 

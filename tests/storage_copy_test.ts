@@ -6,6 +6,7 @@
  * and the database password appears in nothing the command prints.
  */
 import assert from "node:assert/strict";
+import { RUNTIME_PERMISSIONS } from "../scripts/compile.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { startBalancer } from "./fixtures/balancer.ts";
@@ -24,9 +25,10 @@ async function copy(from: string, to: string) {
   const output = await within(
     "gatehouse storage copy to end",
     new Deno.Command("deno", {
+      // The compiled binary's permissions: the copy needs no more than the gateway has.
       args: [
         "run",
-        "-A",
+        ...RUNTIME_PERMISSIONS,
         "--config",
         `${ROOT}deno.json`,
         `${ROOT}main.ts`,

@@ -16,10 +16,10 @@ export const MASTER_SECRET = "bench-master-secret-0123456789-abcdefghijklmnop";
 export const BENCH_TOKEN = "bench-static-token-0123456789abcdef";
 
 /** Settings every bench gateway shares: one load generator stands for many people. */
-export function baseConfig(port: number): string {
+export function baseConfig(port: number, storage = ":memory:"): string {
   return `listen: 127.0.0.1:${port}
 baseUrl: http://127.0.0.1:${port}
-storage: ":memory:"
+storage: "${storage}"
 secret: ${MASTER_SECRET}
 limits: { sessionsPerUser: 100000, maxSessions: 100000, requestTimeout: 30s, sessionIdleTimeout: 1h }
 rateLimits: { mcpPerUser: 100000000/s, mcpPerClient: 100000000/s }
@@ -44,6 +44,8 @@ export async function startGateway(
     flags?: string[];
     /** The gateway serves https (`extra` holds its tls:); its URL is https://localhost:PORT. */
     https?: { caCert: string };
+    /** `storage:` (in memory when left out). */
+    storage?: string;
   } = {},
 ): Promise<BenchGateway> {
   const port = freePort();
@@ -64,7 +66,7 @@ export async function startGateway(
     : "";
   await Deno.writeTextFile(
     `${dir}/config.yaml`,
-    `${baseConfig(port)}${options.extra ?? ""}${oauth}servers:\n${servers}`,
+    `${baseConfig(port, options.storage)}${options.extra ?? ""}${oauth}servers:\n${servers}`,
   );
   // GATEHOUSE_BENCH_CPU_PROF=DIR: the gateway writes a V8 CPU profile there when it exits.
   const profileDir = Deno.env.get("GATEHOUSE_BENCH_CPU_PROF");
