@@ -7,7 +7,7 @@ import { parseDuration, parseSize } from "../core/units.ts";
 import type { ConfigIssue, ConfigPath } from "./issues.ts";
 
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
-const KNOWN_PLACEHOLDERS = new Set(["user.id", "user.email", "user.token"]);
+const KNOWN_PLACEHOLDERS = new Set(["user.id", "user.email", "user.groups", "user.token"]);
 
 export type Dict = Record<string, unknown>;
 
@@ -135,7 +135,7 @@ export class Checker {
         this.fail(
           path,
           `unknown placeholder "${match[0]}"`,
-          "available: {{user.id}}, {{user.email}}, {{user.token}}",
+          "available: {{user.id}}, {{user.email}}, {{user.groups}}, {{user.token}}",
         );
       }
     }

@@ -108,6 +108,17 @@ export const SERVER_KEY_RULES: Record<string, KeyRule> = {
         ? [{ path: ["forwardRoots"], carried: false, why: "the client's roots reach the backend" }]
         : [],
   },
+  identity: {
+    // The backend is told who calls (headers, a signed assertion): it may answer each alike.
+    personal: (s) =>
+      s.transport !== "stdio" && (s.identity.headers || s.identity.assertion)
+        ? [{
+          path: ["identity"],
+          carried: true,
+          why: "the backend is told who calls (identity headers or assertion)",
+        }]
+        : [],
+  },
   protocol: { never: "which MCP revision the backend speaks" },
   toolChanges: {
     never: "what a changed tool meets is decided per server, for everyone alike",

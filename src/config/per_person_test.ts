@@ -77,6 +77,14 @@ userToken: { kind: oauth, displayName: D, oauth: { issuer: "https://as.example.c
     "userToken",
   ],
   [
+    "userToken kind: exchange",
+    `${SHARED_HTTP}\nrequiresUserToken: true\nuserToken: { kind: exchange, audience: ledger-api }`,
+    "userToken",
+  ],
+  ["identity headers", `${SHARED_HTTP}\nidentity: { headers: true }`, "identity"],
+  ["identity assertion", `${SHARED_HTTP}\nidentity: { assertion: true }`, "identity"],
+  ["{{user.groups}} in env", `${PERSON_STDIO}\nenv: { G: "{{user.groups}}" }`, "env.G"],
+  [
     "forwardRoots",
     SHARED_HTTP.replace("forwardRoots: false", "forwardRoots: true"),
     "forwardRoots",

@@ -189,9 +189,9 @@ const USER_TOKEN: Record<string, JsonSchema> = {
     description: "How people get the credential that {{user.token}} stands for.",
     properties: {
       kind: {
-        enum: ["mcp", "oauth", "manual"],
+        enum: ["mcp", "oauth", "manual", "exchange"],
         description:
-          "mcp: a remote MCP server behind its own OAuth; people connect their account there, and everything else is discovered from the server (see docs/remote-servers.md). oauth: people connect their account at a service whose OAuth client you registered. manual: people paste a token.",
+          "mcp: a remote MCP server behind its own OAuth; people connect their account there, and everything else is discovered from the server (see docs/remote-servers.md). oauth: people connect their account at a service whose OAuth client you registered. manual: people paste a token. exchange: the company identity provider issues the backend a token for each person (RFC 8693, with the person's provider token kept from their sign-in; docs/identity.md); nothing for people to do.",
       },
       displayName: text("The service's name on the pages.", { examples: ["Linear"] }),
       instructions: text("For manual tokens: where to create one."),
@@ -199,7 +199,14 @@ const USER_TOKEN: Record<string, JsonSchema> = {
         examples: ["^(secret_|ntn_)"],
       }),
       scopes: list(
-        "For kind: mcp: scopes to ask the server for. Absent: the scope its 401 names, else its scopes_supported.",
+        "For kind: mcp: scopes to ask the server for. Absent: the scope its 401 names, else its scopes_supported. For kind: exchange: the scope asked of the identity provider.",
+      ),
+      audience: text(
+        "For kind: exchange: the audience the company identity provider issues the backend's tokens for.",
+        { examples: ["ledger-api"] },
+      ),
+      resource: text(
+        "For kind: exchange: an RFC 8707 resource to name in the exchange, when the provider wants one.",
       ),
       clientId: text(
         "For kind: mcp: a client registered by hand at the server's authorization server. Absent: Gatehouse's client ID metadata document when the server accepts one, else dynamic registration.",
@@ -264,7 +271,7 @@ const SSE_BACKEND: Record<string, JsonSchema> = {
 };
 
 const placeholders =
-  " May use {{user.id}}, {{user.email}} and (with requiresUserToken) {{user.token}}.";
+  " May use {{user.id}}, {{user.email}}, {{user.groups}} (comma-separated) and (with requiresUserToken) {{user.token}}.";
 
 const STDIO: Record<string, JsonSchema> = {
   command: text(
@@ -310,6 +317,22 @@ const HTTP: Record<string, JsonSchema> = {
     description:
       `Headers sent with every request to the backend; the client's own headers never are.${placeholders}`,
     default: {},
+  },
+  identity: {
+    type: "object",
+    additionalProperties: false,
+    description:
+      "Tell the backend who is calling, on every request (docs/identity.md). Headers of these names a client sends are never forwarded.",
+    properties: {
+      headers: flag(
+        "X-Gatehouse-User (the person's stable id), X-Gatehouse-Email, X-Gatehouse-Groups (comma-separated, names percent-encoded where needed) and X-Gatehouse-Client (the OAuth client). Trust them only where nothing but Gatehouse can reach the backend.",
+        false,
+      ),
+      assertion: flag(
+        "X-Gatehouse-Assertion: an ES256 JWT (iss Gatehouse, aud this server's URI, sub, email, groups, client_id; 5 minutes) the backend verifies with /.well-known/gatehouse/jwks.json.",
+        false,
+      ),
+    },
   },
 };
 

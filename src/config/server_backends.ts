@@ -19,7 +19,7 @@ const BACKEND_KEYS = [...USER_TOKEN_KEYS, "forwardRoots", "protocol", "toolChang
 /** The keys a stdio server has besides those every server has. */
 export const STDIO_KEYS = [...BACKEND_KEYS, "command", "args", "env", "cwd", ...SHARE_KEYS];
 /** The keys an HTTP server has besides those every server has. */
-export const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers"];
+export const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers", "identity"];
 /** Where a server's configuration reaches its backend. */
 const BACKEND_INPUTS = new Set<unknown>(["args", "env", "url", "headers"]);
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
@@ -155,6 +155,7 @@ export function parseHttp(
     ...backend,
     url: c.string(raw.url, [...path, "url"], "the backend's MCP endpoint URL") ?? "",
     headers: c.stringMap(raw.headers, [...path, "headers"]),
+    identity: parseIdentity(c, raw.identity, [...path, "identity"]),
   };
   if (server.url) {
     c.placeholders(server.url, [...path, "url"]);
@@ -171,11 +172,12 @@ export function parseHttp(
       c.fail([...path, "headers", key], `invalid HTTP header name "${key}"`);
     }
   }
-  // kind: mcp sends the person's token as the MCP authorization spec says, unless the
-  // configuration names its own Authorization header.
+  // kind: mcp sends the person's token as the MCP authorization spec says, and kind: exchange
+  // the token the provider issued for the backend, unless the configuration names its own
+  // Authorization header.
   const kind = (raw.userToken as { kind?: unknown } | undefined)?.kind;
   const named = Object.keys(server.headers).some((key) => key.toLowerCase() === "authorization");
-  if (raw.requiresUserToken === true && kind === "mcp" && !named) {
+  if (raw.requiresUserToken === true && (kind === "mcp" || kind === "exchange") && !named) {
     server.headers = { ...server.headers, Authorization: "Bearer {{user.token}}" };
   }
   server.userToken = parseUserToken(
@@ -189,6 +191,15 @@ export function parseHttp(
   );
   if (server.userToken?.kind === "mcp") checkMcpUrl(c, [...path, "url"], server.url);
   return server;
+}
+
+/** `identity:`: headers and the signed assertion, both off unless said. */
+function parseIdentity(c: Checker, value: unknown, at: ConfigPath): HttpServerConfig["identity"] {
+  const spec = value === undefined ? {} : c.object(value, at, ["headers", "assertion"]) ?? {};
+  return {
+    headers: c.boolean(spec.headers, [...at, "headers"], false),
+    assertion: c.boolean(spec.assertion, [...at, "assertion"], false),
+  };
 }
 
 /** A `kind: mcp` server's URL: one for everyone, and https (people's tokens travel to it). */

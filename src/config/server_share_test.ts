@@ -44,6 +44,9 @@ Deno.test("parseShare() refuses what a shared process cannot do, each with its p
   assert.deepEqual(issuesOf('    share: all\n    env: { OWNER: "{{ user.email }}" }\n'), [
     "servers.fx.env.OWNER: share: all cannot carry one person's values: uses {{user.*}} placeholders",
   ]);
+  assert.deepEqual(issuesOf('    share: all\n    env: { TEAMS: "{{user.groups}}" }\n'), [
+    "servers.fx.env.TEAMS: share: all cannot carry one person's values: uses {{user.*}} placeholders",
+  ]);
   assert.deepEqual(issuesOf("    share: everyone\n"), [
     'servers.fx.share: unknown share mode "everyone"',
   ]);

@@ -13,6 +13,7 @@ import type { EnterpriseOAuth } from "./id_jag_types.ts";
 import type { Rate } from "../core/units.ts";
 import type { ServerName } from "../core/ids.ts";
 import type { ConfigIssue } from "./issues.ts";
+import type { ServerIdentity, UserTokenConfig } from "./user_token_types.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -144,55 +145,15 @@ interface ServerCommon {
   userToken?: UserTokenConfig;
 }
 
-/** A credential the person pastes on /my/tokens (an API key, a personal access token). */
-export interface ManualUserToken {
-  kind: "manual";
-  /** The service's name as people know it ("Notion"). */
-  displayName: string;
-  /** Where to get the token, shown beside the form. */
-  instructions?: string;
-  /** A token must match this (e.g. "^(secret_|ntn_)"), checked before it is stored. */
-  pattern?: string;
-}
-
-export type TokenAuthMethod = "client_secret_basic" | "client_secret_post" | "none";
-
-/** A credential obtained by connecting the person's account with the service's OAuth server. */
-export interface OAuthUserToken {
-  kind: "oauth";
-  displayName: string;
-  instructions?: string;
-  /** Authorization server with RFC 8414 / OIDC discovery; or the endpoints below. */
-  issuer?: string;
-  authorizationUrl?: string;
-  tokenUrl?: string;
-  /** RFC 7009 revocation, used when a person disconnects. */
-  revocationUrl?: string;
-  clientId: string;
-  clientSecret?: Secret;
-  scopes: string[];
-  /** How the client authenticates at the token endpoint; undefined: discovered, else post. */
-  tokenAuthMethod?: TokenAuthMethod;
-}
-
-/**
- * A remote MCP server that protects itself as the MCP authorization spec says: its
- * authorization server, and Gatehouse's client there, are discovered from the server itself.
- */
-export interface McpUserToken {
-  kind: "mcp";
-  displayName: string;
-  instructions?: string;
-  /** Scopes to ask for; empty: the server's 401 `scope`, else its `scopes_supported`. */
-  scopes: string[];
-  /** A client registered by hand at the server's authorization server. */
-  clientId?: string;
-  clientSecret?: Secret;
-  /** Hosts (lower case) besides the server's own that discovery may follow. */
-  authorizationHosts: string[];
-}
-
-export type UserTokenConfig = ManualUserToken | OAuthUserToken | McpUserToken;
+export type {
+  ExchangeUserToken,
+  ManualUserToken,
+  McpUserToken,
+  OAuthUserToken,
+  ServerIdentity,
+  TokenAuthMethod,
+  UserTokenConfig,
+} from "./user_token_types.ts";
 
 /**
  * Which MCP revision the gateway speaks to a backend: `auto` learns it (a `server/discover`
@@ -255,6 +216,8 @@ export interface HttpServerConfig extends BackendCommon {
   transport: "streamable-http" | "sse";
   url: string;
   headers: Record<string, string>;
+  /** What the backend is told of who calls, beside `headers` (identity.md). */
+  identity: ServerIdentity;
 }
 
 /** A server that proxies to one backend. */

@@ -8,6 +8,7 @@ import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
 import type { TokenAuthMethod, UserTokenConfig } from "./types.ts";
 import { MCP_KEYS, parseMcpUserToken } from "./user_token_mcp.ts";
+import { EXCHANGE_KEYS, parseExchangeUserToken } from "./user_token_exchange.ts";
 
 const USER_TOKEN_KEYS = [
   "kind",
@@ -16,6 +17,7 @@ const USER_TOKEN_KEYS = [
   "pattern",
   "oauth",
   ...MCP_KEYS,
+  ...EXCHANGE_KEYS,
 ];
 const OAUTH_KEYS = [
   "issuer",
@@ -97,6 +99,14 @@ export function parseUserToken(
     ? name
     : c.string(spec.displayName, [...at, "displayName"]) ?? name;
   const instructions = c.optionalString(spec.instructions, [...at, "instructions"]);
+  if (kind === "exchange") {
+    return parseExchangeUserToken(c, spec, at, { displayName, instructions, remote });
+  }
+  for (const key of EXCHANGE_KEYS) {
+    if (spec[key] !== undefined) {
+      c.fail([...at, key], "is only used with kind: exchange", "remove it, or say kind: exchange");
+    }
+  }
   if (kind !== "mcp") {
     for (const key of MCP_KEYS) {
       if (spec[key] !== undefined) {
@@ -122,7 +132,7 @@ export function parseUserToken(
     return { kind, displayName, instructions, pattern };
   }
   if (kind !== "oauth") {
-    c.fail([...at, "kind"], `unknown kind ${describe(kind)}`, "one of: mcp, oauth, manual");
+    c.fail([...at, "kind"], `unknown kind ${describe(kind)}`, "one of: mcp, oauth, manual, exchange");
     return undefined;
   }
   if (spec.pattern !== undefined) {

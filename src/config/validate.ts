@@ -19,7 +19,7 @@ import { parseServers } from "./servers.ts";
 import { parseReplicaId, parseStorage, parseStorageOptions } from "./storage.ts";
 import { parseTls } from "./tls.ts";
 import { parseTrustedProxies, warnWithoutTrustedProxies } from "./trusted_proxies.ts";
-import type { ResolvedConfig } from "./types.ts";
+import type { ResolvedConfig, ServerConfig } from "./types.ts";
 
 export type { Substitution } from "./server_backends.ts";
 
@@ -78,6 +78,7 @@ export function validateConfig(
       (oauth.idp.provider === "github" || oauth.idp.groupsClaim !== undefined),
     lowerCaseGroups: oauth?.idp.provider === "github",
   });
+  if (oauth?.idp.provider === "github") refuseExchangeWithGitHub(c, servers);
   const limits = parseLimits(c, raw.limits);
   // A client waiting for the slowest server's answer must not be cut as idle meanwhile.
   const longestRequestMs = Math.max(
@@ -121,4 +122,16 @@ export function validateConfig(
   return c.issues.length
     ? { issues: c.issues, warnings: c.warnings }
     : { config, issues: [], warnings: c.warnings };
+}
+
+/** GitHub has no RFC 8693 token endpoint: `kind: exchange` needs an OpenID provider. */
+function refuseExchangeWithGitHub(c: Checker, servers: Map<string, ServerConfig>): void {
+  for (const server of servers.values()) {
+    if (server.userToken?.kind !== "exchange") continue;
+    c.fail(
+      ["servers", server.name, "userToken", "kind"],
+      "kind: exchange needs an OpenID Connect identity provider; GitHub has no token exchange",
+      "use provider: oidc (or google, azure) under oauth.idp, or kind: oauth for this server",
+    );
+  }
 }

@@ -54,6 +54,7 @@ function server(url: string, headers: Record<string, string> = {}): HttpServerCo
     transport: "streamable-http",
     url,
     headers,
+    identity: { headers: false, assertion: false },
   };
 }
 

@@ -157,6 +157,7 @@ const server = (name: string, url: string): BackendServerConfig => ({
   transport: "streamable-http",
   url,
   headers: {},
+  identity: { headers: false, assertion: false },
 });
 
 Deno.test("revisionKey() changes with where the server is reached", () => {
