@@ -22,6 +22,7 @@ import { runGrantsCommand } from "./src/cli/grants.ts";
 import { runToolsCommand } from "./src/cli/tools.ts";
 import { runStorageCommand } from "./src/cli/storage_copy.ts";
 import { runApprovalsCommand } from "./src/cli/approvals.ts";
+import { runKeysCommand } from "./src/cli/keys.ts";
 import { serve } from "./src/serve.ts";
 
 export { EXIT };
@@ -102,6 +103,7 @@ async function main(given: string[]): Promise<number> {
     ["grants", runGrantsCommand],
     ["tools", runToolsCommand],
     ["approvals", runApprovalsCommand],
+    ["keys", runKeysCommand],
   ]).get(args[0]);
   if (operator) {
     return await operator(args.slice(1), {

@@ -50,6 +50,7 @@ import {
 } from "./app_console_readings.ts";
 import type { Revocations } from "./oauth/revocations.ts";
 import { type ApprovalParts, approvalParts } from "./app_approvals.ts";
+import { createBackendIdentity } from "./app_identity.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -140,6 +141,12 @@ export async function createGateway(
   caches.clear();
   const carriedConsole = previous?.carried.console ?? newConsoleCarried(clock);
   const approvals = approvalParts(config, { ...deps, metrics, revocations }, previous?.carried);
+  // Who calls, told to backends (identity:); the signing keys are read from storage when used.
+  const identity = createBackendIdentity(config, {
+    store,
+    clock,
+    sealKeys: await keysFor("assertion-keys"),
+  });
   const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits, logger);
   processes.configure(config.limits);
   processes.reconfigure(config.servers);
@@ -181,6 +188,7 @@ export async function createGateway(
         gatewaySecrets: [master, ...config.previousSecrets],
         revisions,
         processes,
+        identity: principal && identity.forPrincipal(principal),
       };
       const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
       if (server.transport !== "aggregate") {
@@ -273,6 +281,7 @@ export async function createGateway(
     policies,
     storage: deps.storageMonitor,
     approvals,
+    assertionKeys: identity.keys,
   });
   if (!previous) {
     addReadings(metrics, sessions, caches, processes);

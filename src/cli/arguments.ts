@@ -28,6 +28,9 @@ Usage:
   gatehouse approvals list|approve|deny [ID]
                                       tool calls held for a person's approval
                                       gatehouse approvals --help says more
+  gatehouse keys rotate|list          the keys that sign identity assertions to
+                                      backends: a new one, the previous kept published
+                                      until its assertions expire
   gatehouse --version                 print the version and commit
   gatehouse --help                    print this help
 

@@ -132,7 +132,11 @@ export function parseUserToken(
     return { kind, displayName, instructions, pattern };
   }
   if (kind !== "oauth") {
-    c.fail([...at, "kind"], `unknown kind ${describe(kind)}`, "one of: mcp, oauth, manual, exchange");
+    c.fail(
+      [...at, "kind"],
+      `unknown kind ${describe(kind)}`,
+      "one of: mcp, oauth, manual, exchange",
+    );
     return undefined;
   }
   if (spec.pattern !== undefined) {

@@ -14,7 +14,8 @@ export type KeyPurpose =
   | "mcp-request-state"
   | "tls-keys"
   | "idp-tokens"
-  | "admin-csrf";
+  | "admin-csrf"
+  | "assertion-keys";
 
 const SALT = new TextEncoder().encode("gatehouse/v1");
 

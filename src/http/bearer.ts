@@ -156,6 +156,7 @@ export async function createAuthenticator(
             email: jwt.claims.email,
             clientId: jwt.claims.client_id,
             groups: groupsOf(jwt),
+            allGroups: jwt.groups ?? jwt.claims.groups ?? [],
             grantId: jwt.claims.fam,
           },
         };

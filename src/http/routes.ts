@@ -21,6 +21,7 @@ import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import type { StorageMonitor } from "../store/monitored.ts";
 import type { Policies } from "../policy/server_policy.ts";
+import type { AssertionKeys } from "../credentials/assertion_keys.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { mcpEndpoints, type McpHandler } from "./mcp_routes.ts";
 import { finished, type GatewayEnv } from "./finish.ts";
@@ -64,7 +65,12 @@ export interface RouteDeps {
   console?: { handle(request: Request): Promise<Response> };
   /** Held calls' records, for the approval pages. */
   approvals?: ApprovalParts;
+  /** The keys of identity assertions to backends, published at JWKS_PATH. */
+  assertionKeys?: AssertionKeys;
 }
+
+/** Where backends find the keys that verify Gatehouse's identity assertions. */
+export const JWKS_PATH = "/.well-known/gatehouse/jwks.json";
 
 /** The gateway's HTTP entry point: every route, with the finishing every request gets. */
 export interface Routes {
@@ -126,6 +132,13 @@ export function buildRoutes(deps: RouteDeps): Routes {
       get(resource, oauth.gatewayMetadata),
       get(`${resource}/:server`, oauth.resourceMetadata),
     ),
+    // Identity assertions' keys (docs/identity.md); never the authorization server's jwks_uri:
+    // its access tokens are HS256 and for the gateway alone.
+    get(JWKS_PATH, async (c) => {
+      if (!deps.assertionKeys) return httpError(404, "not_found", "no identity assertion keys");
+      const keys = await deps.assertionKeys.published();
+      return c.json({ keys }, 200, { "cache-control": "public, max-age=60" });
+    }),
     // Preflights of browser-based clients (MCP Inspector): metadata, registration, token.
     atOrigin(options("/.well-known/*", oauth.preflight)),
     ...underBasePath(options("/.well-known/*", oauth.preflight)),

@@ -114,6 +114,11 @@ export const KEYS = {
   idpTokens: (subject: string) => boundedKey(["idp", "tokens", subject]),
   /** An operator console session, by hash of its cookie. */
   adminSession: (hash: string) => ["web", "admin", hash] as const,
+  /**
+   * The ES256 keys that sign identity assertions to backends (private halves sealed), newest
+   * first: one record every replica reads, rewritten by `gatehouse keys rotate`.
+   */
+  assertionKeys: ["identity", "assertion-keys"] as const,
   /** A person's approval of a client. */
   consent: (userId: string, clientId: string) => boundedKey(["web", "consent", userId, clientId]),
   /** A person's sealed credential for a service. */

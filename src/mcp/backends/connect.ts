@@ -5,7 +5,8 @@
  * configured headers reach an HTTP backend; nothing of the client's request (its token above
  * all) does.
  */
-import type { BackendServerConfig } from "../../config/types.ts";
+import type { BackendServerConfig, HttpServerConfig } from "../../config/types.ts";
+import { identityFetch, type IdentitySource } from "./identity_fetch.ts";
 import type { Secret } from "../../core/secret.ts";
 import { type Clock, waitAtMost } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
@@ -55,6 +56,11 @@ export interface BackendOptions {
    * stdio session starts its own process whatever `share:` says.
    */
   processes?: ProcessPool;
+  /**
+   * What an HTTP backend is told of the session's person (`identity:`), per server (an
+   * aggregate's members each get their own); undefined when it is told nothing.
+   */
+  identity?(server: HttpServerConfig): IdentitySource | undefined;
 }
 
 /** A backend connection plus how to end it politely (HTTP backends get a DELETE). */
@@ -223,7 +229,10 @@ function createTransport(
   }
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
   const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
-  const baseFetch = options.fetch ?? globalThis.fetch;
+  const told = options.identity?.(server);
+  const baseFetch = told
+    ? identityFetch(options.fetch ?? globalThis.fetch, told)
+    : options.fetch ?? globalThis.fetch;
   const fetch = token
     ? freshTokenFetch(server.headers, user, token, baseFetch, mask, rejected)
     : baseFetch;

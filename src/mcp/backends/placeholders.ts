@@ -1,12 +1,23 @@
-/** Fills the per-session placeholders `{{user.id}}`, `{{user.email}}`, `{{user.token}}`. */
+/**
+ * Fills the per-session placeholders `{{user.id}}`, `{{user.email}}`, `{{user.groups}}`,
+ * `{{user.token}}`.
+ */
+import { headerSafe } from "../../core/header_safe.ts";
 
 export interface PlaceholderValues {
   "user.id": string;
   "user.email"?: string;
+  /** The person's groups, comma-separated, each name made safe for a header (header_safe.ts). */
+  "user.groups"?: string;
   "user.token"?: string;
 }
 
-const PLACEHOLDER = /\{\{\s*(user\.(?:id|email|token))\s*\}\}/g;
+const PLACEHOLDER = /\{\{\s*(user\.(?:id|email|groups|token))\s*\}\}/g;
+
+/** `{{user.groups}}`'s value: every name made safe, joined with commas. */
+export function groupsValue(groups: readonly string[] | undefined): string {
+  return (groups ?? []).map(headerSafe).join(",");
+}
 
 export function fillPlaceholders(
   text: string,

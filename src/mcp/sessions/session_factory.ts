@@ -12,7 +12,7 @@ import type { Principal } from "../../core/principal.ts";
 import type { AuditLog } from "../../observability/audit.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { Backend, BackendOptions, ResumeBackend } from "../backends/connect.ts";
-import type { PlaceholderValues } from "../backends/placeholders.ts";
+import { groupsValue, type PlaceholderValues } from "../backends/placeholders.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import type { ToolGate } from "../../core/tool_gate.ts";
 import type { ToolIntegrity } from "../tools/tool_integrity.ts";
@@ -74,7 +74,11 @@ export class SessionFactory {
     };
     return settings.connect(
       server,
-      { "user.id": principal.id, "user.email": principal.email },
+      {
+        "user.id": principal.id,
+        "user.email": principal.email,
+        "user.groups": groupsValue(principal.allGroups ?? principal.groups),
+      },
       backendOptions,
       from?.backend,
       principal,

@@ -331,5 +331,9 @@ export class StatelessLinks {
 function personAndServer(principal: Principal, server: ServerConfig): string {
   // The groups too: a link's session checks tools against the groups it was opened with, and
   // two tokens of one person may carry different ones (signed in before and after a change).
-  return `${principal.id}\n${server.name}\n${principal.groups?.join("\n") ?? ""}`;
+  const key = `${principal.id}\n${server.name}\n${principal.groups?.join("\n") ?? ""}`;
+  // A backend told who calls (`identity:`) is told the client too: each client its own link.
+  const told = server.transport !== "stdio" && server.transport !== "aggregate" &&
+    (server.identity.headers || server.identity.assertion);
+  return told ? `${key}\n\0client\n${principal.clientId ?? ""}` : key;
 }

@@ -1,0 +1,42 @@
+/**
+ * Wires identity to backends for the composition root (docs/identity.md): the assertion keys
+ * in storage (one set for every replica), the assertions signed with them, and what each HTTP
+ * backend of a person's session is told.
+ */
+import type { ResolvedConfig } from "./config/types.ts";
+import type { Clock } from "./core/clock.ts";
+import type { Principal } from "./core/principal.ts";
+import { AssertionKeys } from "./credentials/assertion_keys.ts";
+import { type Caller, IdentityAssertions, identitySource } from "./credentials/identity.ts";
+import type { BackendOptions } from "./mcp/backends/connect.ts";
+import type { Store } from "./store/store.ts";
+
+export interface BackendIdentity {
+  keys: AssertionKeys;
+  /** What the backends of `principal`'s session are told (BackendOptions.identity). */
+  forPrincipal(principal: Principal): NonNullable<BackendOptions["identity"]>;
+}
+
+export function createBackendIdentity(
+  config: ResolvedConfig,
+  deps: { store: Store; clock: Clock; sealKeys: CryptoKey[] },
+): BackendIdentity {
+  const keys = new AssertionKeys(deps);
+  const assertions = new IdentityAssertions({
+    issuer: config.baseUrl,
+    keys,
+    clock: deps.clock,
+  });
+  return {
+    keys,
+    forPrincipal(principal) {
+      const caller: Caller = {
+        id: principal.id,
+        email: principal.email,
+        groups: principal.allGroups ?? principal.groups ?? [],
+        clientId: principal.clientId,
+      };
+      return (server) => identitySource(server, caller, assertions);
+    },
+  };
+}
