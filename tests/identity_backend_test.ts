@@ -1,0 +1,274 @@
+/**
+ * Who is calling, told to backends (docs/identity.md), with real parts: oidc-provider as the
+ * company IdP, two people signed in through it, a backend that reports what each request told
+ * it, and `jose` verifying the assertions against the gateway's JWKS as a backend would.
+ */
+import assert from "node:assert/strict";
+import * as jose from "jose";
+import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import { type IdentityBackend, startIdentityBackend } from "./fixtures/identity_backend.ts";
+import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+import { idpSection } from "./fixtures/oauth_gateway.ts";
+
+const NAMES = [
+  "x-gatehouse-user",
+  "x-gatehouse-email",
+  "x-gatehouse-groups",
+  "x-gatehouse-client",
+  "x-gatehouse-assertion",
+];
+
+interface Setup {
+  gw: TestGateway;
+  idp: TestIdp;
+  backend: IdentityBackend;
+}
+
+async function withGateway(test: (s: Setup) => Promise<void>) {
+  const backend = await startIdentityBackend();
+  const socket = await listenForGateway();
+  const idp = await startIdp([`${socket.url}/oauth/callback`]);
+  let gw: TestGateway | undefined;
+  try {
+    gw = await socket.start(
+      `
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  crm:
+    transport: streamable-http
+    url: ${backend.url}
+    identity: { headers: true, assertion: true }
+  desk:
+    transport: streamable-http
+    url: ${backend.url}
+    identity: { assertion: true }
+  plain:
+    transport: streamable-http
+    url: ${backend.url}
+  combo:
+    transport: aggregate
+    servers: [crm, desk]
+oauth:
+${
+        idpSection(idp).replace(
+          "clientSecret: ${IDP_SECRET}",
+          "clientSecret: ${IDP_SECRET}\n    groupsClaim: groups",
+        )
+      }
+`,
+      { IDP_SECRET: idp.clientSecret },
+    );
+    await test({ gw, idp, backend });
+  } finally {
+    if (gw) await gw.close();
+    else await socket.close();
+    await idp.close();
+    await backend.close();
+  }
+}
+
+interface Person {
+  token: string;
+  clientId: string;
+}
+
+async function signIn(s: Setup, email: string, groups?: string[]): Promise<Person> {
+  s.idp.loginAs = { email, ...(groups && { claims: { groups } }) };
+  const client = await registerClient(s.gw.url);
+  const resources = ["crm", "desk", "plain", "combo"].map((name) => `${s.gw.url}/${name}`);
+  const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
+    resource: resources,
+  })).get("code")!;
+  const tokens = await exchangeCode(s.gw.url, client.client_id, code);
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.json));
+  return { token: tokens.json.access_token, clientId: client.client_id };
+}
+
+/** A 2026-07-28 request (no session): `whoami` on `server`, with extra client headers. */
+async function call2026(
+  s: Setup,
+  person: Person,
+  server: string,
+  tool = "whoami",
+  headers: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  const response = await fetch(`${s.gw.url}/${server}/mcp`, {
+    method: "POST",
+    headers: {
+      ...headers,
+      authorization: `Bearer ${person.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": tool,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: tool,
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  const body = await response.json();
+  assert.ok(body.result, JSON.stringify(body));
+  return JSON.parse(body.result.content[0].text);
+}
+
+/** A 2025-11-25 session: initialize, then `whoami`; the session is ended after. */
+async function call2025(
+  s: Setup,
+  person: Person,
+  server: string,
+  tool = "whoami",
+  headers: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  const post = async (message: unknown, session?: string) =>
+    await fetch(`${s.gw.url}/${server}/mcp`, {
+      method: "POST",
+      headers: {
+        ...headers,
+        authorization: `Bearer ${person.token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...(session && { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }),
+      },
+      body: JSON.stringify(message),
+    });
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    },
+  });
+  const session = init.headers.get("mcp-session-id")!;
+  await init.body?.cancel();
+  assert.ok(session, `initialize answered ${init.status}`);
+  await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session)).body
+    ?.cancel();
+  const called = await post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: tool, arguments: {} },
+  }, session);
+  const text = await called.text();
+  const json = JSON.parse(text.startsWith("{") ? text : /^data: (.*)$/m.exec(text)![1]);
+  assert.ok(json.result, text);
+  await (await fetch(`${s.gw.url}/${server}/mcp`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${person.token}`, "mcp-session-id": session },
+  })).body?.cancel();
+  return JSON.parse(json.result.content[0].text);
+}
+
+function jwks(s: Setup) {
+  return jose.createRemoteJWKSet(new URL(`${s.gw.url}/.well-known/gatehouse/jwks.json`));
+}
+
+Deno.test("each person's own identity reaches the backend, in both revisions, when two call at once", async () => {
+  await withGateway(async (s) => {
+    const alice = await signIn(s, "alice@example.com", ["eng", "R&D, Paris", "Équipe"]);
+    const bob = await signIn(s, "bob@example.com");
+    for (const call of [call2026, call2025]) {
+      const [a, b] = await Promise.all([call(s, alice, "crm"), call(s, bob, "crm")]);
+      assert.equal(a["x-gatehouse-user"], "oidc:alice-example-com");
+      assert.equal(a["x-gatehouse-email"], "alice@example.com");
+      assert.equal(a["x-gatehouse-groups"], "eng,R&D%2C%20Paris,%C3%89quipe");
+      assert.deepEqual(
+        a["x-gatehouse-groups"].split(",").map(decodeURIComponent),
+        ["eng", "R&D, Paris", "Équipe"],
+      );
+      assert.equal(a["x-gatehouse-client"], alice.clientId);
+      assert.equal(b["x-gatehouse-user"], "oidc:bob-example-com");
+      assert.equal(b["x-gatehouse-email"], "bob@example.com");
+      assert.equal(b["x-gatehouse-groups"], "", "a person without groups: an empty header");
+      assert.equal(b["x-gatehouse-client"], bob.clientId);
+      const [ja, jb] = [a, b].map((told) => jose.decodeJwt(told["x-gatehouse-assertion"]));
+      assert.equal(ja.sub, "oidc:alice-example-com");
+      assert.equal(jb.sub, "oidc:bob-example-com");
+    }
+    // Every request the backend saw of crm carried someone's identity (GET streams too).
+    const crm = s.backend.seen.filter((seen) => seen.headers["x-gatehouse-user"] !== undefined);
+    assert.ok(crm.some((seen) => seen.method === "initialize"));
+    assert.ok(crm.some((seen) => seen.method === "notifications/initialized"));
+    assert.ok(crm.some((seen) => seen.method === "GET"), "the GET stream is told who calls");
+  });
+});
+
+Deno.test("the assertion verifies with jose against the JWKS for its own server only, and is reused per person and server", async () => {
+  await withGateway(async (s) => {
+    const alice = await signIn(s, "alice@example.com", ["eng"]);
+    const bob = await signIn(s, "bob@example.com");
+    const told = await call2026(s, alice, "crm");
+    const assertion = told["x-gatehouse-assertion"];
+    const { payload, protectedHeader } = await jose.jwtVerify(assertion, jwks(s), {
+      issuer: s.gw.url,
+      audience: `${s.gw.url}/crm`,
+      algorithms: ["ES256"],
+      typ: "JWT",
+    });
+    assert.ok(protectedHeader.kid);
+    assert.equal(payload.sub, "oidc:alice-example-com");
+    assert.equal(payload.email, "alice@example.com");
+    assert.deepEqual(payload.groups, ["eng"]);
+    assert.equal(payload.client_id, alice.clientId);
+    assert.equal(payload.exp! - payload.iat!, 300);
+    assert.ok(typeof payload.jti === "string" && payload.jti.length >= 16);
+    await assert.rejects(
+      jose.jwtVerify(assertion, jwks(s), { issuer: s.gw.url, audience: `${s.gw.url}/desk` }),
+      (error: Error & { code?: string }) => error.code === "ERR_JWT_CLAIM_VALIDATION_FAILED",
+    );
+    // Without identity.headers, only the assertion; its aud is desk's.
+    const desk = await call2026(s, alice, "desk");
+    assert.deepEqual(Object.keys(desk), ["x-gatehouse-assertion"]);
+    await jose.jwtVerify(desk["x-gatehouse-assertion"], jwks(s), {
+      audience: `${s.gw.url}/desk`,
+    });
+    // An aggregate's members each get their own audience.
+    const viaCombo = await call2026(s, alice, "combo", "crm.whoami");
+    assert.equal(jose.decodeJwt(viaCombo["x-gatehouse-assertion"]).aud, `${s.gw.url}/crm`);
+    const deskViaCombo = await call2026(s, alice, "combo", "desk.whoami");
+    assert.equal(jose.decodeJwt(deskViaCombo["x-gatehouse-assertion"]).aud, `${s.gw.url}/desk`);
+    // Reused within the minute for the same person and server; never another person's.
+    assert.equal((await call2026(s, alice, "crm"))["x-gatehouse-assertion"], assertion);
+    const bobs = (await call2026(s, bob, "crm"))["x-gatehouse-assertion"];
+    assert.notEqual(bobs, assertion);
+    assert.equal(jose.decodeJwt(bobs).sub, "oidc:bob-example-com");
+    // The JWKS is not the authorization server's: its metadata names no jwks_uri.
+    const metadata = await (await fetch(`${s.gw.url}/.well-known/oauth-authorization-server`))
+      .json();
+    assert.equal(metadata.jwks_uri, undefined);
+  });
+});
+
+Deno.test("identity headers a client sends never reach a backend", async (t) => {
+  await withGateway(async (s) => {
+    const alice = await signIn(s, "alice@example.com", ["eng"]);
+    for (const name of NAMES) {
+      await t.step(name, async () => {
+        const forged = { [name]: "mallory" };
+        for (const call of [call2026, call2025]) {
+          const plain = await call(s, alice, "plain", "whoami", forged);
+          assert.equal(plain[name], undefined, `${call.name}: not forwarded to plain`);
+          const crm = await call(s, alice, "crm", "whoami", forged);
+          assert.notEqual(crm[name], "mallory", `${call.name}: the gateway's own value on crm`);
+          assert.ok(crm[name], `${call.name}: crm is told ${name}`);
+        }
+      });
+    }
+  });
+});
