@@ -63,7 +63,7 @@ Deno.test("parseServers() reports a malformed server of each kind with its path,
       issues: [{
         path: ["servers", "files", "env", "HOME"],
         message: 'unknown placeholder "{{user.home}}"',
-        hint: "available: {{user.id}}, {{user.email}}, {{user.token}}",
+        hint: "available: {{user.id}}, {{user.email}}, {{user.groups}}, {{user.token}}",
         line: 7,
       }],
     },
@@ -288,6 +288,7 @@ all:
       transport: "streamable-http",
       url: "https://mcp.example.com/mcp",
       headers: {},
+      identity: { headers: false, assertion: false },
       userToken: undefined,
     },
     legacy: {
@@ -302,6 +303,7 @@ all:
       transport: "sse",
       url: "https://legacy.example.com/sse",
       headers: { Authorization: "Bearer from-env" },
+      identity: { headers: false, assertion: false },
       userToken: undefined,
     },
     notion: {

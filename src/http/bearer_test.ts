@@ -127,6 +127,7 @@ Deno.test("createAuthenticator() accepts a Gatehouse access token for this serve
           email: "alice@example.com",
           clientId: client.clientId,
           groups: [],
+          allGroups: [],
           grantId,
         },
       },
@@ -145,6 +146,8 @@ Deno.test("createAuthenticator() gives the person the groups their Gatehouse acc
     const result = await auth.authenticate(call(`Bearer ${tokens.access_token}`), "127.0.0.1");
     assert.ok(result.ok);
     assert.deepEqual(result.principal.groups, ["ops", "editors"]);
+    // Backends told who calls (identity:) hear of every group.
+    assert.deepEqual(result.principal.allGroups, ["ops", "unnamed", "editors"]);
   }, new Set(["editors", "ops"]));
 });
 
