@@ -27,7 +27,17 @@ export type CredentialStatus =
 /** A service whose backend acts as the person. */
 export interface CredentialService {
   name: string;
-  userToken: UserTokenConfig;
+  userToken: PersonsUserToken;
+}
+
+/**
+ * A credential the person gives (pasted, or an account connected on /my/tokens); `kind: exchange`
+ * is none: the company identity provider issues it per call (idp_exchange.ts).
+ */
+export type PersonsUserToken = Exclude<UserTokenConfig, { kind: "exchange" }>;
+
+export function givenByPerson(token?: UserTokenConfig): PersonsUserToken | undefined {
+  return token && token.kind !== "exchange" ? token : undefined;
 }
 
 export interface CredentialNames {

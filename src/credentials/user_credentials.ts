@@ -15,6 +15,7 @@ export { MAX_TOKEN_BYTES, TokenInputError } from "./manual_token.ts";
 import {
   type CredentialService,
   type CredentialStatus,
+  givenByPerson,
   STEP_UP_LIMITS,
   stepUpRequired,
   stepUpScopes,
@@ -54,16 +55,14 @@ export class UserCredentials {
 
   constructor(private readonly deps: UserCredentialsDeps) {}
 
-  /** Every service that needs a person's credential, in configuration order. */
+  /** Every service whose credential people give themselves, in configuration order. */
   services(): CredentialService[] {
-    return [...this.deps.servers.values()].flatMap((server) =>
-      server.userToken ? [{ name: server.name, userToken: server.userToken }] : []
-    );
+    return [...this.deps.servers.values()].flatMap((server) => this.service(server.name) ?? []);
   }
 
   service(name: string): CredentialService | undefined {
-    const server = this.deps.servers.get(name);
-    return server?.userToken ? { name, userToken: server.userToken } : undefined;
+    const userToken = givenByPerson(this.deps.servers.get(name)?.userToken);
+    return userToken ? { name, userToken } : undefined;
   }
 
   /** The services these servers use that need a person's credential (aggregates: members). */
@@ -73,7 +72,7 @@ export class UserCredentials {
       const server = this.deps.servers.get(name);
       if (!server) continue;
       for (const used of server.transport === "aggregate" ? server.members : [name]) {
-        if (this.deps.servers.get(used)?.userToken) names.add(used);
+        if (this.service(used)) names.add(used);
       }
     }
     return [...names].map((name) => this.service(name)!);
