@@ -3,10 +3,9 @@
  * The only place that constructs concrete implementations.
  */
 import type { BackendServerConfig, ResolvedConfig, ServerConfig } from "./config/types.ts";
-import { connectBackend, type PersonTokens } from "./mcp/backends/connect.ts";
+import { connectBackend } from "./mcp/backends/connect.ts";
 import { createAggregateBackend } from "./mcp/aggregate/backend.ts";
 import { DiscoveryCache } from "./mcp/aggregate/cache.ts";
-import { UserCredentials } from "./credentials/user_credentials.ts";
 import { Http1Client } from "./net/http1_client.ts";
 import { proxied } from "./net/proxy_env.ts";
 import { clientAddress } from "./net/client_address.ts";
@@ -50,7 +49,7 @@ import {
 } from "./app_console_readings.ts";
 import type { Revocations } from "./oauth/revocations.ts";
 import { type ApprovalParts, approvalParts } from "./app_approvals.ts";
-import { createBackendIdentity } from "./app_identity.ts";
+import { createBackendIdentity, personTokens } from "./app_identity.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -142,11 +141,7 @@ export async function createGateway(
   const carriedConsole = previous?.carried.console ?? newConsoleCarried(clock);
   const approvals = approvalParts(config, { ...deps, metrics, revocations }, previous?.carried);
   // Who calls, told to backends (identity:); the signing keys are read from storage when used.
-  const identity = createBackendIdentity(config, {
-    store,
-    clock,
-    sealKeys: await keysFor("assertion-keys"),
-  });
+  const identity = createBackendIdentity(config, deps, await keysFor("assertion-keys"));
   const processes = previous?.carried.processes ?? new ProcessPool(clock, config.limits, logger);
   processes.configure(config.limits);
   processes.reconfigure(config.servers);
@@ -358,18 +353,6 @@ function callRecorder(
       noteCall(console, clock, event);
       trail?.record(event);
     },
-  };
-}
-
-/** One person's credentials as their sessions' backends use them. */
-function personTokens(credentials: UserCredentials, user: string): PersonTokens {
-  return {
-    tokenFor: (server) => credentials.tokenFor(user, server),
-    rejected: (server, token, refusal) => credentials.rejected(user, server, token, refusal),
-    watch: (listener) =>
-      credentials.onChange((changedUser, server) => {
-        if (changedUser === user) listener(server);
-      }),
   };
 }
 

@@ -1,14 +1,15 @@
 /**
  * Wires identity to backends for the composition root (docs/identity.md): the assertion keys
- * in storage (one set for every replica), the assertions signed with them, and what each HTTP
- * backend of a person's session is told.
+ * in storage (one set for every replica), the assertions signed with them, what each HTTP
+ * backend of a person's session is told, and the person's tokens their backends use.
  */
 import type { ResolvedConfig } from "./config/types.ts";
 import type { Clock } from "./core/clock.ts";
 import type { Principal } from "./core/principal.ts";
 import { AssertionKeys } from "./credentials/assertion_keys.ts";
 import { type Caller, IdentityAssertions, identitySource } from "./credentials/identity.ts";
-import type { BackendOptions } from "./mcp/backends/connect.ts";
+import type { BackendOptions, PersonTokens } from "./mcp/backends/connect.ts";
+import type { UserCredentials } from "./credentials/user_credentials.ts";
 import type { Store } from "./store/store.ts";
 
 export interface BackendIdentity {
@@ -19,9 +20,10 @@ export interface BackendIdentity {
 
 export function createBackendIdentity(
   config: ResolvedConfig,
-  deps: { store: Store; clock: Clock; sealKeys: CryptoKey[] },
+  deps: { store: Store; clock: Clock },
+  sealKeys: CryptoKey[],
 ): BackendIdentity {
-  const keys = new AssertionKeys(deps);
+  const keys = new AssertionKeys({ store: deps.store, clock: deps.clock, sealKeys });
   const assertions = new IdentityAssertions({
     issuer: config.baseUrl,
     keys,
@@ -38,5 +40,17 @@ export function createBackendIdentity(
       };
       return (server) => identitySource(server, caller, assertions);
     },
+  };
+}
+
+/** One person's credentials as their sessions' backends use them. */
+export function personTokens(credentials: UserCredentials, user: string): PersonTokens {
+  return {
+    tokenFor: (server) => credentials.tokenFor(user, server),
+    rejected: (server, token, refusal) => credentials.rejected(user, server, token, refusal),
+    watch: (listener) =>
+      credentials.onChange((changedUser, server) => {
+        if (changedUser === user) listener(server);
+      }),
   };
 }
