@@ -98,6 +98,11 @@ export async function createAuthServer(
     unusedClientTtlMs: oauthConfig.unusedClientTtlMs,
     redirectSchemes: oauthConfig.redirectSchemes,
     fetchMetadataDocument: cimd.enabled ? (url) => guardedFetchJson(url, cimd, clock) : undefined,
+    issuer,
+    // A metadata-document client's keys come under the same guard as its document.
+    fetchJwks: cimd.enabled
+      ? async (url) => (await guardedFetchJson(url, cimd, clock)).body
+      : undefined,
   });
   const resolve = (resource: string) => {
     const name = resolveResource(issuer, resource, (n) => config.servers.has(n));
@@ -210,7 +215,7 @@ export async function createAuthServer(
   return {
     server: {
       issuer,
-      metadata: idJag.metadata,
+      metadata: { ...idJag.metadata, privateKeyJwt: cimd.enabled },
       clients,
       loginFlow,
       accessFlow: new AccessFlow({ issuer, sso, grants: grantAdmin, loginFlow, logger }),

@@ -98,6 +98,7 @@ Deno.test("ID-JAG refusals: each failed check is a 400 invalid_grant naming it, 
       "none",
       "client_secret_post",
       "client_secret_basic",
+      "private_key_jwt",
     ]);
     assert.ok(!JSON.stringify(metadata).includes(issuer), "no trusted issuer published");
     const stranger = await IdJagKeys.create();

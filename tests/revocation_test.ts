@@ -72,6 +72,7 @@ Deno.test("POST /revoke ends a grant: its tokens are refused, its MCP session en
           "none",
           "client_secret_post",
           "client_secret_basic",
+          "private_key_jwt",
         ]);
       },
     );

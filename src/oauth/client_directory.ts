@@ -5,11 +5,13 @@
 import type { Clock } from "../core/clock.ts";
 import { type ClientId, isClientMetadataUrl, parseClientId } from "../core/ids.ts";
 import { sha256Base64Url } from "../crypto/base64url.ts";
+import { importPublicJwk, keyFits, type PublicKeyAlgorithm } from "../crypto/jws.ts";
 import { randomBase64Url } from "../crypto/random.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { type ClientRecord, type RegistrationDraft, validateRegistration } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
+import { IssuerKeys, type KeyLookup, parseJwks } from "./issuer_keys.ts";
 
 /** The outside world's part of a metadata-document lookup: an SSRF-guarded GET. */
 export type MetadataDocumentFetcher = (
@@ -26,6 +28,10 @@ export interface ClientDirectoryOptions {
   fetchMetadataDocument?: MetadataDocumentFetcher;
   /** The operator's clients (`oauth.clients`), with their secrets' hashes. */
   configured?: ClientRecord[];
+  /** This authorization server's issuer: a client assertion's audience (with `/token`). */
+  issuer?: string;
+  /** An SSRF-guarded GET of a private_key_jwt client's `jwks_uri`. */
+  fetchJwks?: (url: string) => Promise<unknown>;
 }
 
 const MAX_CACHED_DOCUMENTS = 1_000;
@@ -34,9 +40,58 @@ const MAX_CACHE_SECONDS = 24 * 60 * 60;
 export class ClientDirectory {
   readonly #documents = new Map<string, { client: ClientRecord; until: number }>();
   readonly #configured: Map<string, ClientRecord>;
+  /** private_key_jwt clients' `jwks_uri` keys, fetched as an issuer's are (once per 30 s). */
+  readonly #jwksUriKeys: IssuerKeys;
 
   constructor(private readonly options: ClientDirectoryOptions) {
     this.#configured = new Map((options.configured ?? []).map((c) => [c.clientId, c]));
+    this.#jwksUriKeys = new IssuerKeys(
+      (url) =>
+        options.fetchJwks?.(url) ?? Promise.reject(new Error("no fetch of jwks_uri is configured")),
+      options.clock,
+    );
+  }
+
+  now(): number {
+    return this.options.clock.now();
+  }
+
+  /** Whether `aud` names this authorization server, as a client assertion must. */
+  isOwnAudience(aud: unknown): boolean {
+    const issuer = this.options.issuer;
+    return issuer !== undefined && (aud === issuer || aud === `${issuer}/token`);
+  }
+
+  /** The keys a private_key_jwt client published that may have signed with `alg` as `kid`. */
+  async assertionKeys(
+    client: ClientRecord,
+    kid: string | undefined,
+    alg: PublicKeyAlgorithm,
+  ): Promise<KeyLookup> {
+    if (client.jwksUri) return await this.#jwksUriKeys.keysFor(client.jwksUri, kid, alg);
+    let jwks;
+    try {
+      jwks = parseJwks(client.jwks);
+    } catch {
+      return { ok: false, reason: "the client's metadata document has no usable jwks" };
+    }
+    const fitting = jwks.filter((jwk) =>
+      (kid === undefined || jwk.kid === kid) && keyFits(jwk, alg)
+    );
+    const keys = (await Promise.all(fitting.map((jwk) => importPublicJwk(jwk, alg))))
+      .filter((key): key is CryptoKey => key !== undefined);
+    return keys.length > 0 ? { ok: true, keys } : {
+      ok: false,
+      reason: `the client publishes no ${alg} key${kid ? ` with kid ${kid.slice(0, 100)}` : ""}`,
+    };
+  }
+
+  /** Records a client assertion's `jti` until `expiresAt`; false when it was seen before. */
+  async recordAssertionJti(client: ClientRecord, jti: string, expiresAt: number): Promise<boolean> {
+    const key = KEYS.clientAssertionJti(client.clientId, jti);
+    return await this.options.store.commitIfUnchanged([{ key, version: null }], {
+      writes: [{ key, value: { expiresAt }, expiresAt }],
+    });
   }
 
   /**
@@ -143,16 +198,25 @@ export function clientFromDocument(
       "the client metadata document's client_id does not equal its URL",
     );
   }
-  const method = (body as Record<string, unknown>).token_endpoint_auth_method ?? "none";
-  if (method !== "none") {
+  const raw = body as Record<string, unknown>;
+  const method = raw.token_endpoint_auth_method ?? "none";
+  if (method !== "none" && method !== "private_key_jwt") {
     throw new OAuthError(
       "invalid_client",
-      'a client metadata document must use token_endpoint_auth_method "none"',
+      'a client metadata document must use token_endpoint_auth_method "none" or "private_key_jwt"',
     );
   }
+  const keys = method === "private_key_jwt" ? documentKeys(raw) : {};
   let draft: RegistrationDraft;
   try {
-    draft = validateRegistration({ ...body, token_endpoint_auth_method: "none" }, redirectSchemes);
+    draft = {
+      ...validateRegistration(
+        { ...body, token_endpoint_auth_method: method },
+        redirectSchemes,
+        ["private_key_jwt"],
+      ),
+      ...keys,
+    };
   } catch (error) {
     throw new OAuthError(
       "invalid_client",
@@ -160,6 +224,27 @@ export function clientFromDocument(
     );
   }
   return { ...draft, clientId: url, issuedAt: nowSeconds, source: "metadata-document" };
+}
+
+/** A private_key_jwt document's keys: `jwks` inline, or an https `jwks_uri`, not both. */
+function documentKeys(raw: Record<string, unknown>): { jwks?: unknown; jwksUri?: string } {
+  const refuse = (why: string) =>
+    new OAuthError("invalid_client", `the client metadata document ${why}`);
+  if (raw.jwks !== undefined && raw.jwks_uri !== undefined) {
+    throw refuse("must give jwks or jwks_uri, not both");
+  }
+  if (raw.jwks !== undefined) {
+    try {
+      parseJwks(raw.jwks);
+    } catch {
+      throw refuse("has a jwks without a keys array");
+    }
+    return { jwks: raw.jwks };
+  }
+  if (typeof raw.jwks_uri === "string" && raw.jwks_uri.startsWith("https://")) {
+    return { jwksUri: raw.jwks_uri };
+  }
+  throw refuse("uses private_key_jwt without jwks or an https jwks_uri");
 }
 
 /** An error's message with its cause, which is where fetch puts the reason (TLS, DNS…). */

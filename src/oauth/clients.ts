@@ -7,12 +7,19 @@ import { isLoopbackHttp } from "../core/loopback.ts";
 import { OAuthError } from "./errors.ts";
 import { JWT_BEARER } from "./metadata.ts";
 
-export type TokenEndpointAuthMethod = "none" | "client_secret_post" | "client_secret_basic";
+export type TokenEndpointAuthMethod =
+  | "none"
+  | "client_secret_post"
+  | "client_secret_basic"
+  | "private_key_jwt";
 
 export interface ClientRecord {
   clientId: ClientId;
   /** SHA-256 (base64url) of the secret of a confidential client; never the secret itself. */
   clientSecretHash?: string;
+  /** private_key_jwt (metadata-document clients): the keys as published, or where. */
+  jwks?: unknown;
+  jwksUri?: string;
   redirectUris: string[];
   grantTypes: string[];
   responseTypes: string[];
@@ -133,6 +140,8 @@ function stringArray(body: Record<string, unknown>, field: string, fallback: str
 export function validateRegistration(
   body: unknown,
   customSchemes: string[] = [],
+  /** Methods admitted besides AUTH_METHODS (private_key_jwt, for metadata documents). */
+  extraMethods: TokenEndpointAuthMethod[] = [],
 ): RegistrationDraft {
   if (!body || typeof body !== "object" || Array.isArray(body)) {
     throw invalid("the registration request must be a JSON object");
@@ -147,10 +156,9 @@ export function validateRegistration(
     throw invalid(`grant_types must include authorization_code or ${JWT_BEARER}`);
   }
   const method = raw.token_endpoint_auth_method ?? "client_secret_basic";
-  if (!AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
-    throw invalid(
-      `token_endpoint_auth_method must be one of ${AUTH_METHODS.join(", ")}`,
-    );
+  const methods = [...AUTH_METHODS, ...extraMethods];
+  if (!methods.includes(method as TokenEndpointAuthMethod)) {
+    throw invalid(`token_endpoint_auth_method must be one of ${methods.join(", ")}`);
   }
   if (grantTypes.includes(JWT_BEARER) && method === "none") {
     throw invalid(

@@ -16,7 +16,8 @@ import type { ClientDirectory } from "./client_directory.ts";
 import type { ClientRecord } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import type { GrantStore } from "./grants.ts";
-import { type Admit, authenticateClient, required, single } from "./token.ts";
+import type { Admit } from "./token.ts";
+import { authenticateClient, required, single } from "./client_authentication.ts";
 
 export interface RevocationDeps {
   clients: ClientDirectory;

@@ -4,12 +4,12 @@
  * parsed form and returns the response body or throws an `OAuthError`.
  */
 import type { Identity } from "../core/identity.ts";
-import { matchesHash } from "../crypto/compare.ts";
 import { verifyS256 } from "../crypto/pkce.ts";
 import type { AccessTokens } from "./access_tokens.ts";
 import type { ClientDirectory } from "./client_directory.ts";
 import type { ClientRecord } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
+import { authenticateClient, required } from "./client_authentication.ts";
 import type { CodeRecord, GrantContext, GrantStore } from "./grants.ts";
 import { type JwtBearerDeps, jwtBearerGrant } from "./jwt_bearer.ts";
 import { JWT_BEARER } from "./metadata.ts";
@@ -51,70 +51,6 @@ export interface TokenResponse {
   expires_in: number;
   scope: string;
   refresh_token?: string;
-}
-
-/** RFC 6749 §3.2: every parameter at most once. */
-export function single(form: URLSearchParams, name: string): string | undefined {
-  const values = form.getAll(name);
-  if (values.length > 1) {
-    throw new OAuthError("invalid_request", `the ${name} parameter is repeated`);
-  }
-  return values[0] === "" ? undefined : values[0];
-}
-
-export function required(form: URLSearchParams, name: string): string {
-  const value = single(form, name);
-  if (value === undefined) throw new OAuthError("invalid_request", `${name} is required`);
-  return value;
-}
-
-/** Client authentication (RFC 6749 §2.3): none, client_secret_post or client_secret_basic. */
-export async function authenticateClient(
-  form: URLSearchParams,
-  authorization: string | null,
-  clients: ClientDirectory,
-): Promise<ClientRecord> {
-  let id = single(form, "client_id");
-  let secret = single(form, "client_secret");
-  let method: ClientRecord["tokenEndpointAuthMethod"] = secret ? "client_secret_post" : "none";
-  if (authorization && /^basic /i.test(authorization)) {
-    if (secret) {
-      throw new OAuthError("invalid_request", "use one client authentication method, not two");
-    }
-    const decoded = decodeBasic(authorization.slice(6).trim());
-    if (!decoded || (id !== undefined && id !== decoded.id)) {
-      throw new OAuthError("invalid_client", "the Basic authorization header is malformed");
-    }
-    [id, secret, method] = [decoded.id, decoded.secret, "client_secret_basic"];
-  }
-  const client = await clients.named(id);
-  if (!client) throw new OAuthError("invalid_client", "the client is unknown or has expired");
-  if (client.tokenEndpointAuthMethod !== method) {
-    throw new OAuthError(
-      "invalid_client",
-      `this client authenticates with ${client.tokenEndpointAuthMethod}, not ${method}`,
-    );
-  }
-  if (method !== "none") {
-    if (!(await matchesHash(secret ?? "", client.clientSecretHash ?? ""))) {
-      throw new OAuthError("invalid_client", "the client secret is wrong");
-    }
-  }
-  return client;
-}
-
-function decodeBasic(encoded: string): { id: string; secret: string } | undefined {
-  try {
-    const text = atob(encoded);
-    const colon = text.indexOf(":");
-    if (colon < 1) return undefined;
-    return {
-      id: decodeURIComponent(text.slice(0, colon).replace(/\+/g, " ")),
-      secret: decodeURIComponent(text.slice(colon + 1).replace(/\+/g, " ")),
-    };
-  } catch {
-    return undefined;
-  }
 }
 
 /** `resource` on a token request may narrow the audience, never widen it (RFC 8707 §2.2). */

@@ -75,6 +75,9 @@ export const KEYS = {
   usedRefresh: (hash: string) => ["oauth", "refresh-used", hash] as const,
   /** An ID-JAG's `jti`, per issuer, kept until the assertion expires: a replay is refused. */
   idJagJti: (issuer: string, jti: string) => boundedKey(["oauth", "id-jag-jti", issuer, jti]),
+  /** A private_key_jwt client assertion's `jti`, per client, kept until it expires. */
+  clientAssertionJti: (clientId: string, jti: string) =>
+    boundedKey(["oauth", "client-assertion-jti", clientId, jti]),
   /** The groups a person's last login named, for ID-JAGs that carry none. */
   personGroups: (subject: string) => boundedKey(["oauth", "person-groups", subject]),
   /** A grant: everything issued from one authorization code, revocable as a whole. */
