@@ -16,6 +16,19 @@ import { startPostgres } from "./fixtures/postgres.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { sleep, waitUntil } from "./fixtures/waits.ts";
 
+const METRICS_TOKEN = "storage-faults-metrics-token-0123456789";
+
+/** A family's value in the exposition, e.g. gatehouse_storage_up or errors of one operation. */
+async function metric(base: string, series: string): Promise<number> {
+  const response = await fetch(`${base}/metrics`, {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  const text = await response.text();
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  if (!line) throw new Error(`no ${series} in /metrics:\n${text.slice(0, 2_000)}`);
+  return Number(line.split(" ")[1]);
+}
+
 Deno.test("PostgreSQL restarted under traffic: calls without storage go on, the rest get 503 with Retry-After, and all is back after", async () => {
   const postgres = await startPostgres();
   const url = await postgres.createDatabase();
@@ -28,6 +41,7 @@ baseUrl: ${lb.url}
 storage: ${url.replace(postgres.password, "${PGPASSWORD}")}
 storageTimeout: 2s
 secret: storage-faults-test-secret-0123456789-abcdef
+metrics: { token: ${METRICS_TOKEN} }
 servers:
   api: { transport: streamable-http, url: "${backend.url}" }
 oauth:
@@ -81,6 +95,13 @@ oauth:
     assert.equal(registration.status, 503, await registration.text());
     assert.equal(registration.headers.get("retry-after"), "5");
     assert.equal(await health(), "down");
+    assert.equal(await metric(lb.url, "gatehouse_storage_up"), 0);
+    assert.ok(
+      await metric(lb.url, 'gatehouse_storage_errors_total{operation="getEntry"}') +
+          await metric(lb.url, 'gatehouse_storage_errors_total{operation="consumeAndWrite"}') +
+          await metric(lb.url, 'gatehouse_storage_errors_total{operation="get"}') > 0,
+      "the failed operations are counted",
+    );
     const downFor = (performance.now() - downAt) / 1_000;
     const said = gateway.logs().split("\n").filter((line) => line.includes("storage unreachable"));
     assert.ok(said.length >= 1, gateway.logs());
@@ -101,6 +122,8 @@ oauth:
     }, { every: 200 });
     assert.ok(rotated!.json.access_token);
     assert.equal(await health(), "up");
+    assert.equal(await metric(lb.url, "gatehouse_storage_up"), 1);
+    assert.ok(await metric(lb.url, 'gatehouse_storage_seconds_total{operation="get"}') > 0);
     assert.match(gateway.logs(), /storage reachable again/);
     // Written before the restart, still there: the client registered, the grant refreshed.
     const known = await fetch(`${lb.url}/clients/${registered.client_id}`);
