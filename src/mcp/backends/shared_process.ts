@@ -221,15 +221,8 @@ export class SharedProcess {
     if (request.method === "ping") {
       return port.deliver({ jsonrpc: "2.0", id: request.id, result: {} });
     }
-    const uri = request.params?.uri;
-    let subscribes: string | undefined;
-    if (request.method === "resources/subscribe" && typeof uri === "string") {
-      if (!this.#subscriptions.subscribe(port, uri)) return port.deliver(ok(request.id));
-      subscribes = uri;
-    }
-    if (request.method === "resources/unsubscribe" && typeof uri === "string") {
-      if (!this.#subscriptions.unsubscribe(port, uri)) return port.deliver(ok(request.id));
-    }
+    const { answer, subscribes } = this.#subscriptions.step(port, request);
+    if (answer) return port.deliver(answer);
     const id = `gh-share-${++this.#next}`;
     const { request: sent, linkToken } = this.#progress.inbound(port.name, request);
     const call: Call = { port, id: request.id, method: request.method, linkToken, subscribes };
@@ -368,8 +361,4 @@ export class SharedProcess {
       this.options.logger.debug("could not tell the shared process", { error })
     );
   }
-}
-
-function ok(id: RequestId): JSONRPCMessage {
-  return { jsonrpc: "2.0", id, result: {} } as JSONRPCMessage;
 }

@@ -203,3 +203,30 @@ Deno.test("SharedProcess drops an answer to a cancelled call, so it never answer
     await process.stop("the test ended");
   }
 });
+
+Deno.test("SharedProcess refuses a subscribe or unsubscribe without a string uri, and the process never hears it", async () => {
+  const shared = await sharedFixture();
+  try {
+    const { port, messages } = await shared.join();
+    for (
+      const [id, method, params] of [
+        [1, "resources/subscribe", { uri: ["test://watched-resource"] }],
+        [2, "resources/unsubscribe", { uri: 7 }],
+        [3, "resources/subscribe", {}],
+      ] as const
+    ) {
+      await port.send({ jsonrpc: "2.0", id, method, params } as JSONRPCMessage);
+      const answer = messages.find((message) => message.id === id) as {
+        error?: { code: number; message: string };
+      };
+      assert.equal(answer?.error?.code, -32602, `${method} ${JSON.stringify(params)}`);
+      assert.match(answer.error!.message, /needs params\.uri, the resource's URI as a string/);
+    }
+    const subscribes = shared.toProcess.filter((message) =>
+      String(message.method).startsWith("resources/")
+    );
+    assert.deepEqual(subscribes, [], "nothing reached the process");
+  } finally {
+    await shared.close();
+  }
+});

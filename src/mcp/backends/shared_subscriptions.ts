@@ -4,7 +4,17 @@
  * `resources/unsubscribe` when the last lets go; its updates reach only the sessions that want
  * them.
  */
+import type { JSONRPCMessage } from "../../sdk.ts";
+import { errorResponse, RpcErrorCode, type RpcRequest } from "../protocol/jsonrpc.ts";
 import type { ProcessPort } from "./process_port.ts";
+
+/** What becomes of a session's request on its way to the process, as subscriptions see it. */
+export interface SubscriptionStep {
+  /** Answered here: the process need not hear it (or must not). */
+  answer?: JSONRPCMessage;
+  /** A subscribe the process hears: taken back if the process refuses it. */
+  subscribes?: string;
+}
 
 export class SharedSubscriptions {
   readonly #subscribers = new Map<string, Set<ProcessPort>>();
@@ -27,6 +37,26 @@ export class SharedSubscriptions {
     if (subscribers && subscribers.size > 0) return false;
     this.#subscribers.delete(uri);
     return true;
+  }
+
+  /**
+   * `request` of `port`'s session: a subscribe or unsubscribe the process need not hear is
+   * answered here; one without a string `uri` is refused here (-32602), since the process
+   * counts each URI once for all its sessions and a URI it cannot name cannot be counted.
+   */
+  step(port: ProcessPort, request: RpcRequest): SubscriptionStep {
+    const { method, id } = request;
+    if (method !== "resources/subscribe" && method !== "resources/unsubscribe") return {};
+    const uri = request.params?.uri;
+    if (typeof uri !== "string") {
+      const message = `${method} needs params.uri, the resource's URI as a string`;
+      return { answer: errorResponse(id, RpcErrorCode.invalidParams, message) as JSONRPCMessage };
+    }
+    const done = { answer: { jsonrpc: "2.0", id, result: {} } as JSONRPCMessage };
+    if (method === "resources/subscribe") {
+      return this.subscribe(port, uri) ? { subscribes: uri } : done;
+    }
+    return this.unsubscribe(port, uri) ? {} : done;
   }
 
   /** The URIs the process must be told to forget now that `port`'s session left. */
