@@ -4,6 +4,7 @@
  * (`tools.pinned:`). Only servers with a backend of their own have them: an aggregate's tools
  * are its members', and each member's own settings apply to them.
  */
+import { inRanges, type IpRange, parseCidr } from "../core/ip_ranges.ts";
 import { isLoopbackHost } from "../core/loopback.ts";
 import { type Checker, describe } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
@@ -44,24 +45,28 @@ export function isRemoteUrl(url: string): boolean {
     return true;
   }
   if (isLoopbackHost(host) || host.endsWith(".localhost")) return false;
-  if (host.startsWith("[")) return !isPrivateIpv6(host.slice(1, -1));
-  const octets = host.split(".");
-  if (octets.length === 4 && octets.every((part) => /^\d{1,3}$/.test(part))) {
-    return !isPrivateIpv4(octets.map(Number));
+  // An address literal is read as every address in the gateway is (core/ip_ranges.ts), so an
+  // IPv4-mapped IPv6 literal ([::ffff:10.0.0.1]) is the IPv4 address it carries.
+  const literal = host.startsWith("[") ? host.slice(1, -1) : host;
+  if (/^[\d.]+$/.test(literal) || literal.includes(":")) {
+    return !inRanges(literal, PRIVATE_RANGES);
   }
   // A single-label name (a container or a host on the local network) resolves nowhere public.
   return host.includes(".") && !host.endsWith(".internal") && !host.endsWith(".local");
 }
 
-function isPrivateIpv4([a, b]: number[]): boolean {
-  return a === 10 || a === 127 || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
-}
-
-function isPrivateIpv6(host: string): boolean {
-  const first = host.split(":")[0].toLowerCase();
-  return host === "::1" || /^f[cd][0-9a-f]{2}$/.test(first) || /^fe[89ab][0-9a-f]$/.test(first);
-}
+/** Loopback, private, shared (CGNAT) and link-local addresses: this machine or its networks. */
+const PRIVATE_RANGES: IpRange[] = [
+  "127.0.0.0/8",
+  "10.0.0.0/8",
+  "172.16.0.0/12",
+  "192.168.0.0/16",
+  "169.254.0.0/16",
+  "100.64.0.0/10",
+  "::1/128",
+  "fc00::/7",
+  "fe80::/10",
+].map((text) => parseCidr(text)!);
 
 /** `tools.pinned:`: tool name → SHA-256 of its definition (as `gatehouse tools list` shows). */
 export function parseToolPins(

@@ -53,6 +53,12 @@ Deno.test("isRemoteUrl() tells private and loopback hosts from the rest", () => 
       "http://192.168.1.2",
       "http://[fd00::1]",
       "http://x.internal",
+      // Address literals as core/ip_ranges.ts reads them: a mapped IPv6 is its IPv4.
+      "http://[::ffff:192.168.1.2]",
+      "http://[::ffff:a00:1]",
+      "http://[fe80::1]",
+      "http://172.31.255.255",
+      "http://100.64.0.1",
     ]
   ) {
     assert.equal(isRemoteUrl(url), false, url);
@@ -62,6 +68,8 @@ Deno.test("isRemoteUrl() tells private and loopback hosts from the rest", () => 
       "https://8.8.8.8",
       "https://api.example.com",
       "http://[2001:4860::1]",
+      "http://[::ffff:8.8.8.8]",
+      "http://172.32.0.1",
       "not a url",
     ]
   ) {
