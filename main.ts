@@ -17,7 +17,13 @@ import { probeHealthTls } from "./src/net/tls/health_probe.ts";
 import { COMMIT, VERSION } from "./src/version.ts";
 import { CONFIG_SCHEMA } from "./src/config/schema.ts";
 import { EXIT, parseArgs, USAGE } from "./src/cli/arguments.ts";
-import { acceptedLine, idJagLines, toolChangesLines } from "./src/cli/check_summary.ts";
+import {
+  acceptedLine,
+  connectionLines,
+  idJagLines,
+  toolChangesLines,
+} from "./src/cli/check_summary.ts";
+import { openFileLimit } from "./src/net/descriptors.ts";
 import { runGrantsCommand } from "./src/cli/grants.ts";
 import { runToolsCommand } from "./src/cli/tools.ts";
 import { runStorageCommand } from "./src/cli/storage_copy.ts";
@@ -164,6 +170,7 @@ async function main(given: string[]): Promise<number> {
     console.log(acceptedLine(command.configPath, config));
     for (const line of toolChangesLines(config)) console.log(line);
     for (const line of idJagLines(config)) console.log(line);
+    for (const line of connectionLines(config, openFileLimit())) console.log(line);
     if (config.warnings.length) {
       console.error(formatIssues(config.warnings, command.configPath, "warning"));
     }

@@ -19,6 +19,7 @@ import { openStorage } from "./store/open.ts";
 import { monitorStore, StorageMonitor } from "./store/monitored.ts";
 import { showStorage } from "./core/storage_url.ts";
 import { type PublicServer, servePublic } from "./net/public_server.ts";
+import { connectionCaps, openFileLimit } from "./net/descriptors.ts";
 import { type Https, startHttps } from "./net/tls/https.ts";
 import { VERSION } from "./version.ts";
 import { EXIT } from "./cli/arguments.ts";
@@ -134,9 +135,21 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
   };
   let https: Https | undefined;
   let server: PublicServer;
+  // One descriptor budget for the main port and the redirect listener (issue: EMFILE).
+  const caps = connectionCaps(
+    config.connections.maxConnections,
+    config.tls?.redirectHttp !== undefined,
+    config.connections.maxConnections === undefined || config.tls?.redirectHttp
+      ? openFileLimit()
+      : undefined,
+  );
   try {
     if (config.tls) {
-      https = await startHttps({ ...config, tls: config.tls }, {
+      https = await startHttps({
+        ...config,
+        tls: config.tls,
+        redirectMaxConnections: caps.redirect,
+      }, {
         logger,
         clock,
         events,
@@ -150,7 +163,7 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
       {
         hostname: config.listen.hostname,
         port: config.listen.port,
-        limits: config.connections,
+        limits: { ...config.connections, maxConnections: caps.main },
         front: config.connections.front,
         listener: https?.port,
         logger,
@@ -169,6 +182,7 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
       version: VERSION,
       listen: `${config.listen.hostname}:${server.addr.port}`,
       maxConnections: server.maxConnections,
+      ...(caps.redirect !== undefined && { redirectMaxConnections: caps.redirect }),
       baseUrl: config.baseUrl,
       servers: [...config.servers.keys()],
     });

@@ -25,6 +25,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "crypto",
     "mcp/approvals",
     "mcp/tools",
+    "net",
     "oauth",
     "store",
     "version.ts",

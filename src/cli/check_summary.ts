@@ -3,6 +3,7 @@
  * tool definition meets on each (tool integrity).
  */
 import type { ResolvedConfig } from "../config/types.ts";
+import { connectionCaps, descriptorsNeeded } from "../net/descriptors.ts";
 
 /** The line saying the file is good, with its servers. */
 export function acceptedLine(configPath: string, config: ResolvedConfig): string {
@@ -40,4 +41,32 @@ export function idJagLines(config: ResolvedConfig): string[] {
     `  idJag: ID-JAGs of ${idJag.issuers.join(", ")} accepted (living at most ${minutes}m)`,
     "  idJag: each issuer's discovery must name a jwks_uri; check reads no network, serve looks at start and warns",
   ];
+}
+
+/**
+ * `check`: the connection caps `serve` will use, out of one descriptor budget: the main port's
+ * (`connections.max`, or derived from the open-file limit) and the redirect listener's.
+ */
+export function connectionLines(config: ResolvedConfig, openFiles: number | undefined): string[] {
+  if (!config.connections.front) {
+    return ["  connections: no cap (connections.front: false: Deno.serve owns the port)"];
+  }
+  const redirect = config.tls?.redirectHttp !== undefined;
+  const caps = connectionCaps(config.connections.maxConnections, redirect, openFiles);
+  const source = caps.configured
+    ? "connections.max"
+    : caps.openFiles === undefined
+    ? "the open-file limit is unknown here: a default"
+    : `derived from the open-file limit ${caps.openFiles}`;
+  const lines = [
+    `  connections: at most ${caps.main} on the main port (${source})` +
+    (caps.redirect === undefined ? "" : `, ${caps.redirect} on tls.redirectHttp`),
+  ];
+  const needed = descriptorsNeeded(caps);
+  if (caps.openFiles !== undefined && needed > caps.openFiles) {
+    lines.push(
+      `  connections: warning: these caps may hold ${needed} file descriptors (with 512 kept for backends and storage), more than the open-file limit ${caps.openFiles} here; lower connections.max or raise LimitNOFILE`,
+    );
+  }
+  return lines;
 }

@@ -10,13 +10,63 @@ const DESCRIPTORS_PER_CONNECTION = 3;
 const MAX_DEFAULT_CONNECTIONS = 10_000;
 
 /**
- * The cap when none is configured: what the open-file limit leaves after the reserve, so that
- * clients alone cannot run the process out of descriptors.
+ * The redirect listener (`tls.redirectHttp`) answers 308s and ACME's HTTP-01 checks, one small
+ * answer each: a few connections serve that, and its idle ones make room at the cap like the
+ * main port's. Fixed, so that idle connections to it cannot spend the main port's descriptors.
  */
-export function defaultMaxConnections(openFileLimit: number | undefined): number {
+export const REDIRECT_MAX_CONNECTIONS = 64;
+
+/**
+ * The cap when none is configured: what the open-file limit leaves after the reserve and the
+ * connections another listener of the process may hold (`otherConnections`), so that clients
+ * alone cannot run the process out of descriptors.
+ */
+export function defaultMaxConnections(
+  openFileLimit: number | undefined,
+  otherConnections = 0,
+): number {
   if (!openFileLimit) return 1_000;
-  const fits = Math.floor((openFileLimit - RESERVED_DESCRIPTORS) / DESCRIPTORS_PER_CONNECTION);
+  const spare = openFileLimit - RESERVED_DESCRIPTORS -
+    otherConnections * DESCRIPTORS_PER_CONNECTION;
+  const fits = Math.floor(spare / DESCRIPTORS_PER_CONNECTION);
   return Math.max(16, Math.min(MAX_DEFAULT_CONNECTIONS, fits));
+}
+
+/** The connection caps of the process's listeners, out of one descriptor budget. */
+export interface ConnectionCaps {
+  /** The main port's (`connections.max`, or derived). */
+  main: number;
+  /** The redirect listener's, when there is one. */
+  redirect?: number;
+  /** The open-file limit they were derived from, when known. */
+  openFiles?: number;
+  /** Whether `main` is the configured `connections.max`. */
+  configured: boolean;
+}
+
+/**
+ * `connections.max` (or what the descriptors allow), and the redirect listener's small fixed
+ * cap beside it: the main port's derived cap leaves the redirect listener's descriptors aside.
+ */
+export function connectionCaps(
+  configuredMax: number | undefined,
+  redirect: boolean,
+  openFiles: number | undefined,
+): ConnectionCaps {
+  const redirectCap = redirect
+    ? Math.min(REDIRECT_MAX_CONNECTIONS, configuredMax ?? REDIRECT_MAX_CONNECTIONS)
+    : undefined;
+  return {
+    main: configuredMax ?? defaultMaxConnections(openFiles, redirectCap ?? 0),
+    redirect: redirectCap,
+    openFiles,
+    configured: configuredMax !== undefined,
+  };
+}
+
+/** The descriptors `caps` may hold at most: three a connection, the reserve aside. */
+export function descriptorsNeeded(caps: ConnectionCaps): number {
+  return (caps.main + (caps.redirect ?? 0)) * DESCRIPTORS_PER_CONNECTION + RESERVED_DESCRIPTORS;
 }
 
 /**

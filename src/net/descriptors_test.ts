@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import {
+  connectionCaps,
   defaultMaxConnections,
+  descriptorsNeeded,
   limitFromProc,
   limitFromShell,
   openFileLimit,
@@ -27,4 +29,20 @@ Deno.test("parseLimit() reads a number and takes unlimited or garbage for unknow
   assert.equal(parseLimit("unlimited"), undefined);
   assert.equal(parseLimit(""), undefined);
   assert.equal(parseLimit(undefined), undefined);
+});
+
+Deno.test("connectionCaps() gives the redirect listener a small cap out of the main port's descriptor budget (regression: both sized themselves from the whole limit, and 170 idle connections to the redirect port ran the gateway out of descriptors under ulimit -n 1024)", () => {
+  const caps = connectionCaps(undefined, true, 1_024);
+  assert.deepEqual(caps, { main: 106, redirect: 64, openFiles: 1_024, configured: false });
+  assert.ok(descriptorsNeeded(caps) <= 1_024, `${descriptorsNeeded(caps)} descriptors`);
+  // Without a redirect listener the main port has the whole budget, as before.
+  assert.equal(connectionCaps(undefined, false, 1_024).main, 170);
+  // A configured connections.max is kept; the redirect listener never gets more than it.
+  assert.deepEqual(connectionCaps(40, true, 1_024), {
+    main: 40,
+    redirect: 40,
+    openFiles: 1_024,
+    configured: true,
+  });
+  assert.equal(connectionCaps(5_000, true, undefined).redirect, 64);
 });

@@ -9,6 +9,7 @@ import type { ConnectionLimits, TlsConfig } from "../../config/types.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { GatewayMetrics } from "../../observability/metrics.ts";
 import type { Store } from "../../store/store.ts";
+import { REDIRECT_MAX_CONNECTIONS } from "../descriptors.ts";
 import { type PublicServer, servePublic } from "../public_server.ts";
 import type { FrontEvents } from "../tcp_front.ts";
 import type { AcmeCertificates } from "./acme_certificates.ts";
@@ -33,6 +34,8 @@ export interface HttpsSettings {
   listen: { hostname: string; port: number };
   baseUrl: string;
   connections: ConnectionLimits;
+  /** The redirect listener's cap (descriptors.ts `connectionCaps`); left out: its fixed one. */
+  redirectMaxConnections?: number;
 }
 
 export interface HttpsDeps {
@@ -62,7 +65,11 @@ export async function startHttps(settings: HttpsSettings, deps: HttpsDeps): Prom
   const redirect = tls.redirectHttp && await servePublic(
     {
       ...tls.redirectHttp,
-      limits: settings.connections,
+      // Its own small cap, out of the same descriptors as the main port's (descriptors.ts).
+      limits: {
+        ...settings.connections,
+        maxConnections: settings.redirectMaxConnections ?? REDIRECT_MAX_CONNECTIONS,
+      },
       logger,
       clock: deps.clock,
       events: deps.events,
