@@ -83,6 +83,8 @@ export interface Gateway {
     /** Held calls' records and the board their waits are on (they outlive a reload). */
     approvals: ApprovalParts;
   };
+  /** The operator console when `admin.listen` serves it on an address of its own. */
+  adminConsole?: { handle(request: Request): Promise<Response> };
   /** Ends every session and stops every backend (within the shutdown grace). */
   close(): Promise<void>;
 }
@@ -263,8 +265,10 @@ export async function createGateway(
       oauth: { ...oauth, loginFlow: oauth.server.loginFlow },
     })
     : undefined;
+  // With admin.listen the console is not on the main port: serve.ts serves `adminConsole`.
+  const ownListener = config.admin?.listen !== undefined;
   const app = buildRoutes({
-    console: operatorConsole,
+    console: ownListener ? undefined : operatorConsole,
     config,
     sessions,
     links,
@@ -286,6 +290,7 @@ export async function createGateway(
     sessions,
     links,
     config,
+    adminConsole: ownListener ? operatorConsole : undefined,
     tlsKeys: () => keysFor("tls-keys"),
     metrics: () => metrics.registry.render(),
     carried: {

@@ -20,6 +20,7 @@ import { IdpTokenVault } from "./credentials/idp_token_vault.ts";
 import { IdentityRenewal } from "./credentials/idp_identity.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
 import { createIdentityProvider } from "./idp/create.ts";
+import type { IdentityProvider } from "./idp/provider.ts";
 import { checkAccess } from "./idp/policy.ts";
 import { callerOfIdentity, firstRefusal, type Policies } from "./policy/server_policy.ts";
 import { guardedFetchJson } from "./net/guarded_fetch.ts";
@@ -66,6 +67,8 @@ export async function createAuthServer(
     credentials: UserCredentials;
     grants: GrantAdmin;
     sso: SsoSessions;
+    /** The company identity provider (the console on its own listener signs in there too). */
+    idp: IdentityProvider;
   }
 > {
   const { store, clock, logger, revocations } = deps;
@@ -246,6 +249,7 @@ export async function createAuthServer(
     credentials,
     grants: grantAdmin,
     sso,
+    idp,
   };
 }
 

@@ -28,6 +28,9 @@ import type { Store } from "./store/store.ts";
 import { VERSION } from "./version.ts";
 import { adminCookiePolicy, AdminSessions } from "./web/admin/admin_sessions.ts";
 import { OperatorConsole } from "./web/admin/console.ts";
+import { ConsoleSignIn } from "./web/admin/console_sign_in.ts";
+import { cookiePolicy } from "./web/cookies.ts";
+import type { IdentityProvider } from "./idp/provider.ts";
 import type { ConnectionRow, ConsoleSources, ToolRow } from "./web/admin/sources.ts";
 import type { LoginFlow } from "./web/login_flow.ts";
 import type { SsoSessions } from "./web/sso.ts";
@@ -51,6 +54,7 @@ export interface ConsoleParts {
   revisions?: RevisionMemory;
   oauth: {
     sso: SsoSessions;
+    idp: IdentityProvider;
     loginFlow: LoginFlow;
     grants: GrantAdmin;
     credentials: UserCredentials;
@@ -234,17 +238,33 @@ export async function createConsole(parts: ConsoleParts): Promise<OperatorConsol
     store: parts.store,
     clock,
     idleMs: admin.idleTimeoutMs,
-    cookies: adminCookiePolicy(config.baseUrl, admin.path),
+    cookies: adminCookiePolicy(admin.listen && admin.url ? admin.url : config.baseUrl, admin.path),
     csrfKey: await deriveHmacKey(parts.master, "admin-csrf"),
   });
+  // On a listener of its own the console has its own origin, cookies and sign-in.
+  const baseUrl = admin.listen && admin.url ? admin.url : config.baseUrl;
+  const own = admin.listen && admin.url
+    ? new ConsoleSignIn({
+      idp: parts.oauth.idp,
+      store: parts.store,
+      clock,
+      logger,
+      callbackUri: `${admin.url}${admin.path}/callback`,
+      cookies: {
+        ...cookiePolicy(admin.url),
+        path: `${new URL(admin.url).pathname.replace(/\/$/, "")}${admin.path}`,
+      },
+    })
+    : undefined;
   return new OperatorConsole({
     admin,
-    baseUrl: config.baseUrl,
+    baseUrl,
     sessions,
-    sso: parts.oauth.sso,
+    sso: own ? undefined : parts.oauth.sso,
+    ownSignIn: own,
     signIn: (returnTo) => parts.oauth.loginFlow.signIn(returnTo),
     sources: consoleSources(parts),
-    origins: allowedOriginSet(config.baseUrl, []),
+    origins: allowedOriginSet(baseUrl, []),
     serversOf: (grant) => serverNames(grant.audience, config.baseUrl),
     knownServer: (name) =>
       config.servers.get(name as ServerName)?.transport !== undefined &&

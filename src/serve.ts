@@ -47,6 +47,26 @@ export interface ServeOptions {
   env: (name: string) => string | undefined;
 }
 
+/**
+ * The operator console on a listener of its own (`admin.listen`): its paths only, served by the
+ * running gateway's console (a reload swaps it; a changed address needs a restart).
+ */
+function serveConsole(
+  listen: { hostname: string; port: number },
+  current: () => { handle(request: Request): Promise<Response> } | undefined,
+  logger: ReturnType<typeof createLogger>,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve(
+    {
+      hostname: listen.hostname,
+      port: listen.port,
+      onListen: () =>
+        logger.info("console listening", { listen: `${listen.hostname}:${listen.port}` }),
+    },
+    (request) => current()?.handle(request) ?? new Response("not found\n", { status: 404 }),
+  );
+}
+
 /** /metrics on a listener of its own (keep it on a private interface); nothing else there. */
 function serveMetrics(
   listen: { hostname: string; port: number },
@@ -194,7 +214,11 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
     return EXIT.runtime;
   }
   let metricsServer: Deno.HttpServer<Deno.NetAddr> | undefined;
+  let consoleServer: Deno.HttpServer<Deno.NetAddr> | undefined;
   try {
+    if (config.admin?.listen) {
+      consoleServer = serveConsole(config.admin.listen, () => gateway.adminConsole, logger);
+    }
     if (config.metrics.listen) {
       metricsServer = serveMetrics(
         config.metrics.listen,
@@ -203,8 +227,10 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
       );
     }
   } catch (error) {
-    logger.error(...cannotListen("metrics.listen", config.metrics.listen!, error));
-    await Promise.all([gateway.close(), server.close()]);
+    const which = consoleServer || !config.admin?.listen ? "metrics.listen" : "admin.listen";
+    const where = which === "metrics.listen" ? config.metrics.listen! : config.admin!.listen!;
+    logger.error(...cannotListen(which, where, error));
+    await Promise.all([gateway.close(), server.close(), consoleServer?.shutdown()]);
     store.close();
     return EXIT.runtime;
   }
@@ -219,7 +245,12 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
     const deadline = new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
     // Ending sessions closes their streams, so the server's shutdown can finish.
     await Promise.race([
-      Promise.all([gateway.close(), server.shutdown(), metricsServer?.shutdown()]),
+      Promise.all([
+        gateway.close(),
+        server.shutdown(),
+        metricsServer?.shutdown(),
+        consoleServer?.shutdown(),
+      ]),
       deadline,
     ]);
     // Past the grace, whoever is still connected (a client that stopped reading) is cut off.

@@ -52,7 +52,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "web": ["config", "core", "credentials", "crypto", "idp", "oauth", "observability", "store"],
   // The operator console: reads and acts through the narrow interfaces of its sources.ts,
   // which app_console.ts implements; it may use the shared page helpers of web/.
-  "web/admin": ["config", "core", "crypto", "oauth", "observability", "store", "web"],
+  "web/admin": ["config", "core", "crypto", "idp", "oauth", "observability", "store", "web"],
   // A person's page for a held call: the records and decisions of mcp/approvals, the shared
   // page helpers and sign-in of web/.
   "web/approvals": ["core", "mcp/approvals", "oauth", "web"],

@@ -3,6 +3,8 @@
  * the company identity provider and are listed by address or group), where it lives, and how
  * long an idle console session lasts.
  */
+import { isLoopbackHost } from "../core/loopback.ts";
+import { parseListen } from "./addresses.ts";
 import { Checker, describe } from "./checker.ts";
 import type { AdminConfig } from "./admin_config.ts";
 import type { OAuthConfig, ServerConfig } from "./types.ts";
@@ -32,7 +34,14 @@ export function parseAdmin(
   servers: ReadonlyMap<string, ServerConfig>,
 ): AdminConfig | undefined {
   if (value === undefined || value === null) return undefined;
-  const raw = c.object(value, ["admin"], ["emails", "groups", "path", "idleTimeout"]);
+  const raw = c.object(value, ["admin"], [
+    "emails",
+    "groups",
+    "path",
+    "idleTimeout",
+    "listen",
+    "url",
+  ]);
   if (!raw) return undefined;
   const emails = c.stringList(raw.emails, ["admin", "emails"]).map((email) => email.toLowerCase());
   const groups = c.stringList(raw.groups, ["admin", "groups"]);
@@ -63,7 +72,48 @@ export function parseAdmin(
     groups,
     path,
     idleTimeoutMs: c.duration(raw.idleTimeout, ["admin", "idleTimeout"], DEFAULT_ADMIN_IDLE_MS),
+    ...parseOwnListener(c, raw.listen, raw.url),
   };
+}
+
+/** `admin.listen` and the URL it is reached at (by default, its own address over http). */
+function parseOwnListener(
+  c: Checker,
+  listenValue: unknown,
+  urlValue: unknown,
+): { listen?: { hostname: string; port: number }; url?: string } {
+  if (listenValue === undefined) {
+    if (urlValue !== undefined) {
+      c.fail(["admin", "url"], "is only used with admin.listen", "remove it, or set admin.listen");
+    }
+    return {};
+  }
+  const listen = parseListen(c, listenValue, ["admin", "listen"]);
+  const given = urlValue === undefined ? undefined : c.string(urlValue, ["admin", "url"]);
+  if (given === undefined) {
+    if (!isLoopbackHost(listen.hostname) && listen.hostname !== "::1") {
+      c.fail(
+        ["admin", "url"],
+        `is needed: the console listens on ${listen.hostname}, which is not a loopback address`,
+        "set admin.url to the https URL people open the console at",
+      );
+    }
+    const host = listen.hostname.includes(":") ? `[${listen.hostname}]` : listen.hostname;
+    return { listen, url: `http://${host}:${listen.port}` };
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(given);
+  } catch { /* said below */ }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search || url.hash) {
+    c.fail(
+      ["admin", "url"],
+      `is not a URL without query: ${describe(given)}`,
+      "e.g. https://ops.example.com",
+    );
+    return { listen };
+  }
+  return { listen, url: url.href.replace(/\/$/, "") };
 }
 
 function parsePath(

@@ -11,4 +11,11 @@ export interface AdminConfig {
   path: string;
   /** A console session unused this long ends. */
   idleTimeoutMs: number;
+  /**
+   * `admin.listen`: the console is served on this address instead of the main port, with a
+   * sign-in of its own whose callback is `${url}${path}/callback`.
+   */
+  listen?: { hostname: string; port: number };
+  /** With `listen`: the URL people open it at (no trailing slash). */
+  url?: string;
 }

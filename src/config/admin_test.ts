@@ -54,3 +54,25 @@ Deno.test("parseAdmin() refuses a console nobody may open, without oauth:, or ov
   );
   assert.match(problems(`${OAUTH}admin: { emails: [a@b.c], path: "/a b" }\n`), /plain segments/);
 });
+
+Deno.test("parseAdmin() takes admin.listen, its URL by default http:// on a loopback address, and asks for one elsewhere", () => {
+  const local = parseConfigText(
+    `${OAUTH}admin: { emails: [a@b.c], listen: "127.0.0.1:9090" }\n`,
+    none,
+  );
+  assert.deepEqual(local.admin?.listen, { hostname: "127.0.0.1", port: 9090 });
+  assert.equal(local.admin?.url, "http://127.0.0.1:9090");
+  const named = parseConfigText(
+    `${OAUTH}admin: { emails: [a@b.c], listen: "0.0.0.0:9090", url: "https://ops.example.com/" }\n`,
+    none,
+  );
+  assert.equal(named.admin?.url, "https://ops.example.com");
+  assert.match(
+    problems(`${OAUTH}admin: { emails: [a@b.c], listen: "0.0.0.0:9090" }\n`),
+    /admin\.url: is needed: the console listens on 0\.0\.0\.0/,
+  );
+  assert.match(
+    problems(`${OAUTH}admin: { emails: [a@b.c], url: "https://ops.example.com" }\n`),
+    /admin\.url: is only used with admin\.listen/,
+  );
+});

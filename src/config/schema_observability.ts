@@ -50,5 +50,13 @@ export const ADMIN_SCHEMA: JsonSchema = {
     }),
     path: text("Where the console lives under baseUrl.", { default: "/admin" }),
     idleTimeout: duration("A console session unused this long ends.", "30m"),
+    listen: text(
+      "Serve the console on this address instead of the main port (e.g. loopback only), with a sign-in of its own: register URL + path + /callback at the identity provider.",
+      { pattern: LISTEN, examples: ["127.0.0.1:9090"] },
+    ),
+    url: text(
+      "With listen: the URL people open the console at; by default http:// and the listen address (required when that is not a loopback address).",
+      { examples: ["https://ops.example.com"] },
+    ),
   },
 };

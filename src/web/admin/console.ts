@@ -7,6 +7,7 @@
  */
 import { html } from "hono/html";
 import type { AdminConfig } from "../../config/admin_config.ts";
+import type { Identity } from "../../core/identity.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { pageResponse } from "../layout.ts";
@@ -14,6 +15,7 @@ import { errorPage, signedOutPage } from "../pages.ts";
 import { redirect, withCookies } from "../redirects.ts";
 import { sameOrigin } from "../csrf.ts";
 import type { SsoSessions } from "../sso.ts";
+import type { ConsoleSignIn } from "./console_sign_in.ts";
 import { type ActionName, noticeOf, runAction } from "./actions.ts";
 import { adminRefusal, type AdminSession, type AdminSessions } from "./admin_sessions.ts";
 import { auditFilter, auditPage } from "./audit_page.ts";
@@ -29,7 +31,10 @@ export interface ConsoleDeps {
   /** The gateway's base URL; the console is at its path + admin.path. */
   baseUrl: string;
   sessions: AdminSessions;
-  sso: SsoSessions;
+  /** The company sign-in at the main port; absent on a listener of its own (ownSignIn). */
+  sso?: SsoSessions;
+  /** On a listener of its own (`admin.listen`): the console's own sign-in and /callback. */
+  ownSignIn?: ConsoleSignIn;
   /** Sends the browser to the company sign-in, then back to `returnTo` (a path we built). */
   signIn(returnTo: string): Promise<Response>;
   sources: ConsoleSources;
@@ -64,6 +69,9 @@ export class OperatorConsole {
 
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    if (url.pathname !== this.root && !url.pathname.startsWith(`${this.root}/`)) {
+      return await errorPage(404, "No such page", `The console is at ${this.root}.`);
+    }
     const sub = url.pathname.slice(this.root.length).replace(/\/$/, "");
     if (sub === "/live.js" && request.method === "GET") {
       return new Response(LIVE_SCRIPT, {
@@ -73,6 +81,9 @@ export class OperatorConsole {
           "x-content-type-options": "nosniff",
         },
       });
+    }
+    if (sub === "/callback" && request.method === "GET" && this.deps.ownSignIn) {
+      return await this.#returned(request);
     }
     const action = request.method === "POST"
       ? ACTIONS[sub] ?? (sub === "/logout" ? "logout" : undefined)
@@ -123,32 +134,45 @@ export class OperatorConsole {
     const session = await sessions.fromRequest(request);
     // A reload may have taken someone off the list: it is checked on every request.
     if (session && !adminRefusal(session.identity, admin)) return session;
-    const sso = await this.deps.sso.fromRequest(request);
+    const sso = await this.deps.sso?.fromRequest(request);
     if (!sso) return undefined;
-    const refusal = adminRefusal(sso.identity, admin);
-    if (refusal) {
-      this.deps.logger.warn("console refused: not an administrator", {
-        subject: sso.identity.subject,
-      });
-      return await refusedPage(sso.identity.email ?? sso.identity.subject, refusal, this.root);
+    if (request.method !== "GET") {
+      return adminRefusal(sso.identity, admin) ? await this.#open(sso.identity, "") : undefined;
     }
-    if (request.method !== "GET") return undefined;
-    const opened = await sessions.create(sso.identity);
-    this.deps.logger.info("console session opened", { subject: sso.identity.subject });
-    this.deps.sources.auditAction(
-      sso.identity.email ?? sso.identity.subject,
-      "console_sign_in",
-      {},
-    );
     // Back to the same page with the cookie set (the page's own path, never a given URL).
     const url = new URL(request.url);
-    return redirect(303, `${url.pathname}${url.search}`, [opened.cookie]);
+    return await this.#open(sso.identity, `${url.pathname}${url.search}`);
+  }
+
+  /** A console session for `identity` and the way back to `to`; or the 403 page. */
+  async #open(identity: Identity, to: string, cookies: string[] = []): Promise<Response> {
+    const who = identity.email ?? identity.subject;
+    const refusal = adminRefusal(identity, this.deps.admin);
+    if (refusal) {
+      this.deps.logger.warn("console refused: not an administrator", {
+        subject: identity.subject,
+      });
+      return withCookies(await refusedPage(who, refusal, this.root), cookies);
+    }
+    const opened = await this.deps.sessions.create(identity);
+    this.deps.logger.info("console session opened", { subject: identity.subject });
+    this.deps.sources.auditAction(who, "console_sign_in", {});
+    return redirect(303, to, [...cookies, opened.cookie]);
+  }
+
+  /** GET …/callback on a listener of its own: back from the identity provider. */
+  async #returned(request: Request): Promise<Response> {
+    const back = await this.deps.ownSignIn!.returned(request);
+    if (!back.ok) return back.response;
+    const to = back.returnTo?.startsWith(`${this.root}`) ? back.returnTo : this.root;
+    return await this.#open(back.identity, to, [back.clearCookie]);
   }
 
   async #signIn(request: Request, returnTo: string): Promise<Response> {
     const search = new URL(request.url).search;
     // Only the query of the page's own filters travels; the path is the console's own.
-    return await this.deps.signIn(search.length < 1_000 ? `${returnTo}${search}` : returnTo);
+    const to = search.length < 1_000 ? `${returnTo}${search}` : returnTo;
+    return await (this.deps.ownSignIn?.start(to) ?? this.deps.signIn(to));
   }
 
   async #act(
@@ -174,8 +198,8 @@ export class OperatorConsole {
     if (action === "logout") {
       // The company sign-in ends too: otherwise the next visit would open a console again.
       const cookies = [await this.deps.sessions.end(session)];
-      const sso = await this.deps.sso.fromRequest(request);
-      if (sso) cookies.push(await this.deps.sso.end(sso));
+      const sso = await this.deps.sso?.fromRequest(request);
+      if (sso) cookies.push(await this.deps.sso!.end(sso));
       return withCookies(await signedOutPage({}), cookies);
     }
     const result = await runAction(
