@@ -22,7 +22,8 @@ import {
   type ToolIntegrity,
   type ToolOwner,
 } from "./tool_integrity.ts";
-import { isObject } from "../translate/json_shape.ts";
+import { isObject, type Json } from "../translate/json_shape.ts";
+import { judgedEntry } from "./tool_definitions.ts";
 import type { ApprovalWaiter, HeldTool } from "./tool_approvals.ts";
 import type { OwnRequests } from "./own_requests.ts";
 
@@ -104,12 +105,23 @@ export class SessionTools implements ApprovalWaiter {
         ? tools.length
         : Math.min(tools.length, this.integrity.toolsPerServer);
       if (reviewed < tools.length) this.integrity.pastCap(this.server.name);
+      // A name listed more than once is judged once, by all its entries together.
+      const alike = sameNamed(tools.slice(0, reviewed));
+      const reviews = new Map<string, ReturnType<ToolIntegrity["review"]>>();
+      const reviewOf = (name: string) => {
+        let review = reviews.get(name);
+        if (!review) {
+          const entry = judgedEntry(name, alike.get(name)!);
+          reviews.set(name, review = this.integrity.review(this.server, name, entry, list));
+        }
+        return review;
+      };
       const verdicts = await Promise.all(tools.map(async (tool, index) => {
         if (index >= reviewed) return !judged;
         // Not a tool any client may take (MCP: an object with a string name); not served
         // unreviewed where changes are held.
         if (!isObject(tool) || typeof tool.name !== "string") return !judged;
-        const review = await this.integrity.review(this.server, tool.name, tool, list);
+        const review = await reviewOf(tool.name);
         if (!review) return true;
         if (this.#shown.size < MAX_REMEMBERED) this.#shown.set(tool.name, review.digest);
         if (review.approved || !review.recorded) this.held.delete(tool.name);
@@ -224,6 +236,18 @@ export class SessionTools implements ApprovalWaiter {
       passes(now, shown) ? undefined : toolRefusal(id, name, owner, now)
     );
   }
+}
+
+/** The list's entries that are tools (objects with a string name), by name. */
+function sameNamed(tools: readonly unknown[]): Map<string, Json[]> {
+  const byName = new Map<string, Json[]>();
+  for (const tool of tools) {
+    if (!isObject(tool) || typeof tool.name !== "string") continue;
+    const entries = byName.get(tool.name);
+    if (entries) entries.push(tool);
+    else byName.set(tool.name, [tool]);
+  }
+  return byName;
 }
 
 /** What a session gives its SessionTools: its client, and a way to ask its backend itself. */

@@ -52,7 +52,16 @@ export function describeChanges(before: Json | undefined, after: Json | undefine
   if (!before) return ["new tool (no approved definition to compare with)"];
   if (!after) return ["definition changed (too large to keep; compare the digests)"];
   const lines: string[] = [];
-  compare(before, after, "", lines);
+  const entries = after[SAME_NAME_ENTRIES];
+  if (Array.isArray(entries) && !(SAME_NAME_ENTRIES in before)) {
+    // Several entries under one name: each against the approved definition, numbered.
+    lines.push(`listed ${entries.length} times under this name, with different definitions:`);
+    entries.forEach((entry, i) => {
+      const own: string[] = [];
+      compare(before, entry, "", own);
+      lines.push(...(own.length ? own : ["(as approved)"]).map((line) => `[${i + 1}] ${line}`));
+    });
+  } else compare(before, after, "", lines);
   const cut = lines.map((line) =>
     line.length > MAX_CHANGE_LINE ? `${line.slice(0, MAX_CHANGE_LINE - 1)}…` : line
   );
@@ -63,8 +72,29 @@ export function describeChanges(before: Json | undefined, after: Json | undefine
   return cut;
 }
 
+/**
+ * The key under which a list's several entries of one name are judged together
+ * (`judgedEntry`); a field the gateway makes, so a client may be told of it by name.
+ */
+export const SAME_NAME_ENTRIES = "entriesUnderThisName";
+
+/**
+ * What a list's entries named alike are judged as: the entry itself, or, when a server lists one
+ * name several times with different definitions, all of them as one definition, in an order of
+ * their own (so no single entry, and not the order the server chose, decides what is served or
+ * what the operator reviews). Identical entries count once.
+ */
+export function judgedEntry(name: string, entries: readonly Json[]): Json {
+  const distinct = new Map<string, Json>();
+  for (const entry of entries) distinct.set(canonicalJson(definitionOf(entry, name)), entry);
+  if (distinct.size === 1) return entries[0];
+  const all = [...distinct.keys()].sort().map((text) => JSON.parse(text) as Json);
+  return { name, [SAME_NAME_ENTRIES]: all };
+}
+
 /** The fields of a tool's definition the protocol names; no other key is ever repeated. */
 const NAMED_FIELDS = new Set([
+  SAME_NAME_ENTRIES,
   "name",
   "title",
   "description",
