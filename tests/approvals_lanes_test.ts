@@ -1,0 +1,193 @@
+/**
+ * Held calls in the lanes beside the Streamable HTTP session one (tests/approvals_test.ts has
+ * the pages in a browser): legacy SSE, an aggregate whose member has the rule, a process shared
+ * by everyone (`share: all`) where one person's approval must not serve another, and the cap on
+ * calls one person may have waiting. Decisions are written to the gateway's own storage, as
+ * `gatehouse approvals approve` does; the real MCP server is tests/fixtures/minimal_server.ts.
+ */
+import assert from "node:assert/strict";
+import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
+import { connectClient } from "./fixtures/client.ts";
+import type { Client } from "./fixtures/sdk.ts";
+import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
+import { within } from "./fixtures/waits.ts";
+import { openKvStore } from "../src/store/kv.ts";
+import type { Store } from "../src/store/store.ts";
+import { ApprovalRecords } from "../src/mcp/approvals/approval_records.ts";
+import { systemClock } from "../src/core/clock.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const ANN = "lanes-test-token-ann-0123456789abcdef";
+const BEN = "lanes-test-token-ben-0123456789abcdef";
+const MINIMAL = `transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    env: ${stdioEnvYaml()}
+    serviceAuths: [{ type: bearer, tokens: ["\${ANN}", "\${BEN}"], groups: [agents] }]`;
+
+interface Lanes {
+  gw: TestGateway;
+  idp: TestIdp;
+  store: Store;
+  records: ApprovalRecords;
+  close(): Promise<void>;
+}
+
+async function start(): Promise<Lanes> {
+  const socket = await listenForGateway();
+  const idp = await startIdp([`${socket.url}/oauth/callback`]);
+  const store = await openKvStore(":memory:");
+  const gw = await socket.start(
+    `
+baseUrl: ${socket.url}
+secret: ${TEST_MASTER_SECRET}
+limits:
+  pendingApprovalsPerUser: 2
+servers:
+  shared:
+    ${MINIMAL}
+    share: all
+    approvals:
+      - tools: [echo]
+        by: { groups: [approvers] }
+  member:
+    ${MINIMAL}
+    approvals:
+      - tools: [echo]
+        by: caller
+  plain:
+    ${MINIMAL}
+  both:
+    transport: aggregate
+    servers: [member, plain]
+    serviceAuths: [{ type: bearer, tokens: ["\${ANN}"], groups: [agents] }]
+oauth:
+  idp:
+    provider: oidc
+    issuer: ${idp.issuer}
+    clientId: ${idp.clientId}
+    clientSecret: \${IDP_SECRET}
+  allow:
+    domains: [example.com]
+`,
+    { IDP_SECRET: idp.clientSecret, ANN, BEN },
+    { store },
+  );
+  return {
+    gw,
+    idp,
+    store,
+    records: new ApprovalRecords(store, systemClock),
+    close: async () => {
+      await gw.close();
+      store.close();
+      await idp.close();
+    },
+  };
+}
+
+interface RpcFailure {
+  code: number;
+  message: string;
+  data?: { reason?: string; url?: string; approval?: string };
+}
+
+async function failure(call: Promise<unknown>): Promise<RpcFailure> {
+  try {
+    await call;
+  } catch (error) {
+    return error as RpcFailure;
+  }
+  throw new Error("the call was expected to fail");
+}
+
+function textOf(result: unknown): string {
+  return (result as { content: { text: string }[] }).content[0].text;
+}
+
+/** The approval a held call names, approved as an operator would. */
+async function approve(lanes: Lanes, held: RpcFailure): Promise<void> {
+  assert.equal(held.data?.reason, "approval_required", held.message);
+  const done = await lanes.records.move(held.data!.approval!, ["pending"], "approved", {
+    decidedBy: "test",
+  });
+  assert.ok(done, "the approval was pending");
+}
+
+Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: all, the per-person cap", async (t) => {
+  const lanes = await start();
+  const clients: Client[] = [];
+  const connect = async (server: string, front: "sse" | "streamable", token: string) => {
+    const client = await within(
+      `a client of ${server} over ${front}`,
+      connectClient(lanes.gw.url, server, front, token),
+    );
+    clients.push(client);
+    return client;
+  };
+  try {
+    await t.step("legacy SSE: the call is held, and its retry runs once approved", async () => {
+      const client = await connect("member", "sse", ANN);
+      const held = await failure(client.callTool({ name: "echo", arguments: { via: "sse" } }));
+      await approve(lanes, held);
+      const ran = await within(
+        "the approved SSE call",
+        client.callTool({ name: "echo", arguments: { via: "sse" } }),
+      );
+      assert.equal(textOf(ran), '{"via":"sse"}');
+    });
+
+    await t.step(
+      "an aggregate: the member's rule holds its tool; the other member's runs",
+      async () => {
+        const client = await connect("both", "streamable", ANN);
+        const free = await client.callTool({ name: "plain.echo", arguments: { a: 1 } });
+        assert.equal(textOf(free), '{"a":1}');
+        const held = await failure(client.callTool({ name: "member.echo", arguments: { a: 1 } }));
+        await approve(lanes, held);
+        const record = await lanes.records.get(held.data!.approval!);
+        assert.equal(record?.member, "member");
+        const ran = await client.callTool({ name: "member.echo", arguments: { a: 1 } });
+        assert.equal(textOf(ran), '{"a":1}');
+      },
+    );
+
+    await t.step(
+      "share: all: one person's approval never serves another's identical call",
+      async () => {
+        const ann = await connect("shared", "streamable", ANN);
+        const ben = await connect("shared", "streamable", BEN);
+        const annHeld = await failure(ann.callTool({ name: "echo", arguments: { same: true } }));
+        await approve(lanes, annHeld);
+        // Ben makes the very same call on the very same process: his own approval is asked for.
+        const benHeld = await failure(ben.callTool({ name: "echo", arguments: { same: true } }));
+        assert.equal(benHeld.data?.reason, "approval_required");
+        assert.notEqual(benHeld.data?.approval, annHeld.data?.approval);
+        const ran = await ann.callTool({ name: "echo", arguments: { same: true } });
+        assert.equal(textOf(ran), '{"same":true}');
+        // Ann's was used; Ben's still waits.
+        assert.equal((await lanes.records.get(benHeld.data!.approval!))?.status, "pending");
+      },
+    );
+
+    await t.step(
+      "limits.pendingApprovalsPerUser: past it, a call is refused before any approval",
+      async () => {
+        const ben = clients.at(-1)!;
+        // Ben has one waiting from the step before; one more fits, the third does not.
+        const second = await failure(ben.callTool({ name: "echo", arguments: { n: 2 } }));
+        assert.equal(second.data?.reason, "approval_required");
+        const third = await failure(ben.callTool({ name: "echo", arguments: { n: 3 } }));
+        assert.equal(third.data?.reason, "approval_refused");
+        assert.match(third.message, /limits\.pendingApprovalsPerUser/);
+        const bens = (await lanes.records.all()).filter((r) => r.person.id.startsWith("token:"));
+        assert.deepEqual(bens.filter((r) => r.status === "pending").length, 2);
+      },
+    );
+  } finally {
+    for (const client of clients) await client.close().catch(() => {});
+    await lanes.close();
+  }
+});
