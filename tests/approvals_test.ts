@@ -26,6 +26,12 @@ import { systemClock } from "../src/core/clock.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const AGENT_TOKEN = "approvals-test-agent-token-0123456789";
+/** The first held call's arguments: a path, markup that must stay text, a long value folded. */
+const ARGS = {
+  path: "/srv/reports/q3.txt",
+  note: "<b>final</b> version",
+  body: "Dear customer, your quarterly report is attached. ".repeat(12).trim(),
+};
 const ALICE = { email: "alice@example.com", claims: { groups: ["engineers"] } };
 const BOB = { email: "bob@example.com", claims: { groups: ["release-managers"] } };
 
@@ -124,6 +130,13 @@ async function decide(
   await page.goto(url);
   await page.getByRole("heading", { name: /Approve a call of/ }).waitFor();
   if (shot) await screenshot(page, shot);
+  if (shot && Deno.env.get("APPROVALS_DOC_SHOT")) {
+    // The picture docs/approvals.md shows: the window only, so the committed PNG stays small.
+    await page.setViewportSize({ width: 1000, height: 800 });
+    await page.screenshot({
+      path: new URL("../docs/approvals/page.png", import.meta.url).pathname,
+    });
+  }
   await page.getByRole("button", { name: button }).click();
   const notice = button === "Approve" ? "Approved. The call runs now" : "Denied.";
   await page.getByText(notice).waitFor().catch(async (error) => {
@@ -187,28 +200,28 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
         });
         const result = await within(
           "the held echo call to be approved and answered",
-          client.callTool({
-            name: "echo",
-            arguments: { path: "/srv/report.txt", note: "<b>hi</b>" },
-          }),
+          client.callTool({ name: "echo", arguments: ARGS }),
         );
-        assert.equal(
-          textOf(result),
-          JSON.stringify({ path: "/srv/report.txt", note: "<b>hi</b>" }),
-        );
+        assert.equal(textOf(result), JSON.stringify(ARGS));
         assert.equal(asked.length, 1);
         assert.match(asked[0], new RegExp(`^${setup.url}/approvals/[A-Za-z0-9_-]{43}$`));
         const page = await within("the approval page to settle", approving!);
         // What the tool says it does, as the server lists it; its markup shown as text, not run.
         assert.ok((await page.content()).includes("Echoes its arguments"));
-        assert.ok((await page.content()).includes("&lt;b&gt;hi&lt;/b&gt;"));
+        const html = await page.content();
+        assert.ok(html.includes("&lt;b&gt;final&lt;/b&gt;"), "markup shown as text");
+        // The long value is folded: its whole text is in a <details>, shut until asked.
+        assert.match(html, /<details>\s*<summary>\s*<code>Dear customer/);
         await screenshot(page, "approvals-02-approved");
         await alice.close();
         const lines = setup.gw.logs.filter((line) => line.includes('"approval_'));
         for (const event of ["requested", "approved", "executed"]) {
           assert.ok(lines.some((line) => line.includes(`"approval_${event}"`)), event);
         }
-        assert.ok(!lines.some((line) => line.includes("/srv/report.txt")), "no arguments in audit");
+        assert.ok(
+          !lines.some((line) => line.includes("/srv/reports/q3.txt")),
+          "no arguments in audit",
+        );
       },
     );
 

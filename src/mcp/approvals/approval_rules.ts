@@ -22,9 +22,15 @@ interface Compiled {
   pattern: RegExp;
 }
 
+/** A set's rules, and one expression matching what any of them names (most calls: none). */
+interface RuleSet {
+  any?: RegExp;
+  rules: Compiled[];
+}
+
 export class ApprovalRules {
-  readonly #own: Compiled[];
-  readonly #members: { prefix: string; name: string; rules: Compiled[] }[];
+  readonly #own: RuleSet;
+  readonly #members: { prefix: string; name: string; rules: RuleSet }[];
 
   private constructor(
     readonly server: ServerConfig,
@@ -37,7 +43,7 @@ export class ApprovalRules {
         name: name as string,
         rules: compile(servers.get(name)?.approvals),
       }))
-      .filter((member) => member.rules.length > 0)
+      .filter((member) => member.rules.rules.length > 0)
       // A name belongs to the member with the longest prefix that fits.
       .sort((a, b) => b.prefix.length - a.prefix.length);
   }
@@ -48,26 +54,36 @@ export class ApprovalRules {
     servers: ReadonlyMap<ServerName, ServerConfig>,
   ): ApprovalRules | undefined {
     const rules = new ApprovalRules(server, servers);
-    return rules.#own.length || rules.#members.length ? rules : undefined;
+    return rules.#own.rules.length || rules.#members.length ? rules : undefined;
   }
 
   /** Every rule naming `name`, in the order they apply (the member's, then the server's). */
   matching(name: string): RuleMatch[] {
     const found: RuleMatch[] = [];
-    const member = this.#members.find((part) => name.startsWith(part.prefix));
+    const member = this.#members.length
+      ? this.#members.find((part) => name.startsWith(part.prefix))
+      : undefined;
     if (member) {
       const tool = name.slice(member.prefix.length);
-      for (const { rule, pattern } of member.rules) {
-        if (pattern.test(tool)) found.push({ rule, owner: member.name, tool });
+      if (member.rules.any?.test(tool)) {
+        for (const { rule, pattern } of member.rules.rules) {
+          if (pattern.test(tool)) found.push({ rule, owner: member.name, tool });
+        }
       }
     }
-    for (const { rule, pattern } of this.#own) {
-      if (pattern.test(name)) found.push({ rule, owner: this.server.name, tool: name });
+    if (this.#own.any?.test(name)) {
+      for (const { rule, pattern } of this.#own.rules) {
+        if (pattern.test(name)) found.push({ rule, owner: this.server.name, tool: name });
+      }
     }
     return found;
   }
 }
 
-function compile(rules: ApprovalRule[] | undefined): Compiled[] {
-  return (rules ?? []).map((rule) => ({ rule, pattern: compileGlobs(rule.tools)! }));
+function compile(rules: ApprovalRule[] | undefined): RuleSet {
+  const all = rules ?? [];
+  return {
+    any: compileGlobs(all.flatMap((rule) => rule.tools)),
+    rules: all.map((rule) => ({ rule, pattern: compileGlobs(rule.tools)! })),
+  };
 }
