@@ -54,3 +54,26 @@ Deno.test("accessRefusedPage() and /my/access isolate a client's chosen name and
   assert.match(access, /<h2 id="grant-title-g1"><bdi>Gatehouse Admin\ufffd/);
   assert.match(access, /<code><bdi>https:\/\/evil\.example\/\ufffdclient\.json<\/bdi><\/code>/);
 });
+
+Deno.test("myAccessPage() says when the company's identity provider allowed a grant (ID-JAG)", async () => {
+  const grant = (id: string, issuedVia: GrantView["issuedVia"]): GrantView => ({
+    id,
+    clientId: "chat-app",
+    clientName: "Chat",
+    audience: ["https://gw.example.com/alpha"],
+    grantedAt: Date.UTC(2026, 0, 2),
+    expiresAt: Date.UTC(2026, 1, 2),
+    issuedVia,
+  });
+  const page =
+    await (await myAccessPage([grant("g1", "id-jag"), grant("g2", "authorization_code")], {
+      person: "alice@example.com",
+      basePath: "",
+      csrf: "c",
+      servers: () => ["alpha"],
+    })).text();
+  const sections = page.split('<section class="service"').slice(1);
+  assert.equal(sections.length, 2);
+  assert.match(sections[0], /Allowed by your company&#39;s identity provider 2026-01-02/);
+  assert.match(sections[1], /Allowed 2026-01-02/);
+});

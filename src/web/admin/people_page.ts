@@ -70,7 +70,9 @@ function grantRow(ctx: ConsoleContext, grant: GrantView, email: string, servers:
       <td>${shown(label, 100)}${grant.clientName && grant.clientId
         ? html`<div class="small muted"><code>${shown(grant.clientId, 60)}</code></div>`
         : ""}</td>
-      <td>authorization code (OAuth)</td>
+      <td>${grant.issuedVia === "id-jag"
+        ? "ID-JAG (the company IdP, no browser)"
+        : "authorization code (OAuth)"}</td>
       <td>${servers.map((server, i) =>
         html`${i ? ", " : ""}<code>${shown(server, 60)}</code>`
       )}</td>
