@@ -25,6 +25,11 @@ export const REFETCH_INTERVAL_MS = 30_000;
 export const KEYS_MAX_AGE_MS = 5 * 60_000;
 /** Keys kept per issuer: a document listing more is cut to these. */
 const MAX_KEYS = 20;
+/**
+ * Issuers (or client `jwks_uri`s) remembered at once: trusted issuers are few, but clients'
+ * metadata documents may name any number of `jwks_uri`s, so the oldest is forgotten first.
+ */
+const MAX_ISSUERS = 1_000;
 
 interface IssuerEntry {
   keys: PublicJwk[];
@@ -98,6 +103,9 @@ export class IssuerKeys {
     let entry = this.#issuers.get(issuer);
     if (!entry) {
       entry = { keys: [], attemptedAt: -Infinity, fetchedAt: -Infinity };
+      if (this.#issuers.size >= MAX_ISSUERS) {
+        this.#issuers.delete(this.#issuers.keys().next().value!);
+      }
       this.#issuers.set(issuer, entry);
     }
     if (entry.inFlight) {

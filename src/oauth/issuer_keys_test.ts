@@ -75,3 +75,20 @@ Deno.test("IssuerKeys.keysFor() keeps the known keys when a fetch fails, and say
   clock.advance(KEYS_MAX_AGE_MS);
   assert.equal((await keys.keysFor(ISSUER, "a", "ES256")).ok, true, "an outage keeps the keys");
 });
+
+Deno.test("IssuerKeys remembers at most 1,000 issuers, forgetting the oldest", async () => {
+  const clock = testClock();
+  clock.freeze();
+  const jwk = await publicJwk("a");
+  const asked: string[] = [];
+  const keys = new IssuerKeys((issuer) => {
+    asked.push(issuer);
+    return Promise.resolve({ keys: [jwk] });
+  }, clock);
+  for (let i = 0; i <= 1_000; i++) await keys.keysFor(`https://c${i}.example/jwks`, "a", "ES256");
+  assert.equal(asked.length, 1_001);
+  await keys.keysFor("https://c1000.example/jwks", "a", "ES256");
+  assert.equal(asked.length, 1_001, "the newest is still known");
+  await keys.keysFor("https://c0.example/jwks", "a", "ES256");
+  assert.equal(asked.length, 1_002, "the oldest was forgotten and is fetched again");
+});
