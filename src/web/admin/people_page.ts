@@ -71,8 +71,8 @@ function grantRow(ctx: ConsoleContext, grant: GrantView, email: string, servers:
         ? html`<div class="small muted"><code>${shown(grant.clientId, 60)}</code></div>`
         : ""}</td>
       <td>${grant.issuedVia === "id-jag"
-        ? "ID-JAG (the company IdP, no browser)"
-        : "authorization code (OAuth)"}</td>
+        ? "ID-JAG (jwt-bearer, the company IdP's say-so)"
+        : "signed in and allowed (authorization code)"}</td>
       <td>${servers.map((server, i) =>
         html`${i ? ", " : ""}<code>${shown(server, 60)}</code>`
       )}</td>
@@ -105,7 +105,7 @@ function grantsTable(
           <th scope="col">Client</th>
           <th scope="col">How issued</th>
           <th
-            scope="col">Servers (scopes)</th>
+            scope="col">Servers it may use</th>
           <th scope="col">Granted</th>
           <th scope="col">Last used</th>
           <th
