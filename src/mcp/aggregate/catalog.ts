@@ -3,6 +3,7 @@
  * original name, owns each tool, prompt, resource and resource template. Pure: built from the
  * lists the members returned, in the configured member order.
  */
+import { aggregateUiUri, mapToolUiUris } from "../protocol/mcp_apps.ts";
 import { qualifiedName } from "./names.ts";
 
 export type ListKind = "tools" | "prompts" | "resources" | "resourceTemplates";
@@ -34,7 +35,10 @@ export interface Merged {
   clashes: string[];
 }
 
-/** Tools and prompts: each name becomes member + delimiter + name, nothing else changes. */
+/**
+ * Tools and prompts: each name becomes member + delimiter + name; a tool's UI (MCP Apps) is
+ * named as the aggregate names the member's `ui://` resources; nothing else changes.
+ */
 export function mergeNamed(lists: [string, Item[]][], delimiter: string): Merged {
   const routes = new Map<string, Route>();
   const items: Item[] = [];
@@ -48,27 +52,32 @@ export function mergeNamed(lists: [string, Item[]][], delimiter: string): Merged
         continue;
       }
       routes.set(name, { member, name: item.name });
-      items.push({ ...item, name });
+      items.push({ ...mapToolUiUris(item, (uri) => aggregateUiUri(member, uri)), name });
     }
   }
   return { items, routes, clashes };
 }
 
-/** Resources keep their URIs; a URI listed by two members goes to the first. */
+/**
+ * Resources keep their URIs, except a member's `ui://` ones (MCP Apps), which gain the member's
+ * name so that two members' UIs never collide; any other URI listed by two members goes to the
+ * first. A route's `name` is the URI as its member knows it.
+ */
 export function mergeResources(lists: [string, Item[]][], key: "uri" | "uriTemplate"): Merged {
   const routes = new Map<string, Route>();
   const items: Item[] = [];
   const clashes: string[] = [];
   for (const [member, list] of lists) {
     for (const item of list) {
-      const uri = item[key];
-      if (typeof uri !== "string") continue;
+      const own = item[key];
+      if (typeof own !== "string") continue;
+      const uri = aggregateUiUri(member, own);
       if (routes.has(uri)) {
         clashes.push(uri);
         continue;
       }
-      routes.set(uri, { member, name: uri });
-      items.push(item);
+      routes.set(uri, { member, name: own });
+      items.push(uri === own ? item : { ...item, [key]: uri });
     }
   }
   return { items, routes, clashes };
@@ -86,10 +95,21 @@ export function templateOwner(uri: string, templates: Map<string, Route>): strin
   return best?.member;
 }
 
-/** The capabilities the aggregate offers: what at least one member offers, nothing more. */
+/**
+ * The capabilities the aggregate offers: what at least one member offers, nothing more. An
+ * extension a member declares (`extensions`, such as MCP Apps' `io.modelcontextprotocol/ui`) is
+ * declared with the settings of the first member that declares it.
+ */
 export function unionCapabilities(all: Record<string, unknown>[]): Record<string, unknown> {
   const union: Record<string, Record<string, unknown>> = {};
   for (const capabilities of all) {
+    const extensions = capabilities.extensions;
+    if (extensions && typeof extensions === "object" && !Array.isArray(extensions)) {
+      for (const [id, settings] of Object.entries(extensions)) {
+        union.extensions ??= {};
+        if (!(id in union.extensions)) union.extensions[id] = settings;
+      }
+    }
     for (const name of ["tools", "prompts", "resources", "logging", "completions"]) {
       const value = capabilities[name];
       if (!value || typeof value !== "object") continue;

@@ -17,6 +17,7 @@ import {
 } from "./catalog.ts";
 import type { MemberLink } from "./member.ts";
 import { qualifiedName } from "./names.ts";
+import { memberUiUri, toolUiUris } from "../protocol/mcp_apps.ts";
 import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 
 const MAX_MEMBER_PAGES = 100;
@@ -35,6 +36,15 @@ export function withTimeout<T>(
     );
   });
   return Promise.race([promise, timeout]).finally(() => deadlines.cancel(deadline));
+}
+
+/** What one caller may use of a member's tool list. */
+interface Visible {
+  visible: Item[];
+  /** Tools left out, by their listed names. */
+  withheld: Set<string>;
+  /** UI URIs only left-out tools name, as the member knows them. */
+  withheldUis: Set<string>;
 }
 
 export interface DiscoveryOptions {
@@ -63,9 +73,14 @@ export class Discovery {
   /** Members missing from the last merge, and why: their calls are told so. */
   readonly leftOut = new Map<string, string>();
   /** A cached tool list → what this session's caller may use of it (the same array each time). */
-  readonly #visible = new WeakMap<Item[], { visible: Item[]; withheld: Set<string> }>();
+  readonly #visible = new WeakMap<Item[], Visible>();
   /** Each member's tools `memberTools` left out of its last list, by their listed names. */
   readonly #withheld = new Map<string, Set<string>>();
+  /**
+   * Each member's UI resources (MCP Apps, by the member's own URIs) that only tools this
+   * session's caller may not use name: not listed, not read.
+   */
+  readonly #withheldUis = new Map<string, Set<string>>();
 
   constructor(
     private readonly links: ReadonlyMap<string, MemberLink>,
@@ -78,6 +93,15 @@ export class Discovery {
   }
 
   async list(kind: ListKind): Promise<Merged> {
+    if (kind === "tools" || kind === "prompts" || !this.options.memberTools) {
+      return await this.#list(kind);
+    }
+    // Which UIs are withheld follows from the tools this session's caller may use.
+    await this.#list("tools");
+    return this.#withoutWithheldUis(await this.#list(kind));
+  }
+
+  async #list(kind: ListKind): Promise<Merged> {
     const { cache, discoveryTimeoutMs, deadlines, logger, delimiter } = this.options;
     const spec = LISTS[kind];
     const lists = await Promise.all([...this.links.values()].map(async (link) => {
@@ -146,14 +170,31 @@ export class Discovery {
     if (!seen) {
       const visible = filter(member, items);
       const kept = new Set(visible);
+      const hidden = items.filter((item) => !kept.has(item));
       const withheld = new Set(
-        items.filter((item) => !kept.has(item) && typeof item.name === "string")
+        hidden.filter((item) => typeof item.name === "string")
           .map((item) => qualifiedName(member, item.name as string, this.options.delimiter)),
       );
-      this.#visible.set(items, seen = { visible, withheld });
+      // A UI that a tool the caller may use also names stays: that tool shows it.
+      const shown = new Set(visible.flatMap(toolUiUris));
+      const withheldUis = new Set(hidden.flatMap(toolUiUris).filter((uri) => !shown.has(uri)));
+      this.#visible.set(items, seen = { visible, withheld, withheldUis });
     }
     this.#withheld.set(member, seen.withheld);
+    this.#withheldUis.set(member, seen.withheldUis);
     return seen.visible;
+  }
+
+  /** `merged` without the UI resources whose tools this session's caller may not use. */
+  #withoutWithheldUis(merged: Merged): Merged {
+    const withheld = (route: Route) => this.#withheldUis.get(route.member)?.has(route.name);
+    if (![...merged.routes.values()].some(withheld)) return merged;
+    const routes = new Map([...merged.routes].filter(([, route]) => !withheld(route)));
+    const items = merged.items.filter((item) => {
+      const key = typeof item.uri === "string" ? item.uri : item.uriTemplate;
+      return typeof key !== "string" || routes.has(key);
+    });
+    return { items, routes, clashes: merged.clashes };
   }
 
   async #fetchAll(link: MemberLink, kind: ListKind): Promise<Item[]> {
@@ -179,13 +220,36 @@ export class Discovery {
       (await this.list(kind)).routes.get(key);
   }
 
-  async ownerOfUri(uri: unknown): Promise<MemberLink | undefined> {
+  /**
+   * The member that serves `uri`, and the URI as that member knows it: a `ui://<member>/…` URI
+   * (MCP Apps) by its name, listed or not, unless only tools the caller may not use show it
+   * ("withheld"); any other by the merged list, else by the best matching template.
+   */
+  async ownerOfUri(
+    uri: unknown,
+  ): Promise<{ link: MemberLink; uri: string } | "withheld" | undefined> {
     if (typeof uri !== "string") return undefined;
+    const ui = memberUiUri(uri, this.links);
+    if (ui) {
+      if (this.options.memberTools) await this.#list("tools");
+      if (this.#withheldUis.get(ui.member)?.has(ui.uri)) return "withheld";
+      return { link: this.links.get(ui.member)!, uri: ui.uri };
+    }
     const listed = await this.route("resources", uri);
-    if (listed) return this.links.get(listed.member);
+    if (listed) return { link: this.links.get(listed.member)!, uri: listed.name };
     const templates = this.#merged.get("resourceTemplates") ??
       await this.list("resourceTemplates");
     const owner = templateOwner(uri, templates.routes);
-    return owner ? this.links.get(owner) : undefined;
+    return owner ? { link: this.links.get(owner)!, uri } : undefined;
+  }
+
+  /**
+   * The tools listed under `name` as their member knows it (an App calls its tools by the
+   * names its own server gave them): none, one (the call can go there), or several (it cannot).
+   */
+  async toolsNamed(name: string): Promise<{ listed: string; route: Route }[]> {
+    const merged = this.#merged.get("tools") ?? await this.list("tools");
+    return [...merged.routes].filter(([, route]) => route.name === name)
+      .map(([listed, route]) => ({ listed, route }));
   }
 }

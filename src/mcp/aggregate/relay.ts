@@ -13,6 +13,7 @@ import type { Discovery } from "./discovery.ts";
 import { CHANGED_NOTICE, LIST_CHANGED } from "./lists.ts";
 import type { MemberLink } from "./member.ts";
 import type { Members } from "./members.ts";
+import { aggregateUiUri, isUiUri } from "../protocol/mcp_apps.ts";
 
 export interface RelayOptions {
   /** Prefix of the ids the aggregate gives members' requests to the client. */
@@ -78,6 +79,12 @@ export class Relay {
           );
         }
       }
+      return;
+    }
+    if (method === "notifications/resources/updated" && isUiUri(params?.uri)) {
+      // An App's resource changed: named as the aggregate names it.
+      const uri = aggregateUiUri(link.name, params.uri);
+      this.options.emit({ jsonrpc: "2.0", method, params: { ...params, uri } } as JSONRPCMessage);
       return;
     }
     this.options.emit(message);

@@ -7,6 +7,7 @@ import { idKey, type RequestId, RpcErrorCode, type RpcRequest } from "../protoco
 import type { Discovery } from "./discovery.ts";
 import { MemberError, type MemberLink } from "./member.ts";
 import type { Members } from "./members.ts";
+import { aggregateUiUri, isUiUri } from "../protocol/mcp_apps.ts";
 
 export interface RouterOptions {
   members: Members;
@@ -31,7 +32,8 @@ export class Router {
   ): Promise<Record<string, unknown>> {
     const { members, discovery } = this.options;
     const name = String(params.name ?? "");
-    const route = await discovery.route(kind, name);
+    const route = await discovery.route(kind, name) ??
+      (kind === "tools" ? await this.#byOwnName(name) : undefined);
     if (!route) {
       // A member that is down is left out of the lists; say so rather than "unknown".
       const owner = members.ownerOf(name);
@@ -67,20 +69,55 @@ export class Router {
     });
   }
 
-  /** resources/read, subscribe, unsubscribe: the member that listed the URI or its template. */
+  /**
+   * A tool called by the name its member gave it, as an App (MCP Apps) calls its own server's
+   * tools from inside its UI: the one member that lists it, or a refusal naming the choices when
+   * several do. Only tools the caller may use are looked at.
+   */
+  async #byOwnName(name: string): Promise<{ member: string; name: string } | undefined> {
+    const found = await this.options.discovery.toolsNamed(name);
+    if (found.length <= 1) return found[0]?.route;
+    const listed = found.map((f) => f.listed);
+    throw new MemberError(
+      RpcErrorCode.invalidParams,
+      `the tool "${name.slice(0, 200)}" is offered by ${found.length} members of this aggregate (${
+        listed.slice(0, 5).join(", ")
+      }): call it by one of those names`,
+      { reason: "ambiguous_tool", tools: listed.slice(0, 20) },
+    );
+  }
+
+  /**
+   * resources/read, subscribe, unsubscribe: the member that owns the URI (its `ui://` name, its
+   * listing or its template), sent the URI as it knows it; what it reads back is named as the
+   * aggregate names it.
+   */
   async byUri(
     request: RpcRequest,
     params: Record<string, unknown>,
     uri: unknown,
+    withUri: (uri: string) => Record<string, unknown> = (own) => ({ ...params, uri: own }),
   ): Promise<Record<string, unknown>> {
-    const link = await this.options.discovery.ownerOfUri(uri);
-    if (!link) {
+    const owner = await this.options.discovery.ownerOfUri(uri);
+    if (owner === "withheld") {
+      throw new MemberError(
+        RpcErrorCode.invalidParams,
+        `the resource ${
+          String(uri).slice(0, 200)
+        } is the interface of a tool that is not available to you on this server`,
+        { reason: "tool_not_allowed" },
+      );
+    }
+    if (!owner) {
       throw new MemberError(
         RpcErrorCode.invalidParams,
         `no member of this aggregate serves the resource ${String(uri).slice(0, 200)}`,
       );
     }
-    return await this.#forward(request, link, params);
+    const result = await this.#forward(request, owner.link, withUri(owner.uri));
+    return request.method === "resources/read" && isUiUri(owner.uri)
+      ? namedByAggregate(owner.link.name, result)
+      : result;
   }
 
   /** completion/complete: the member of the prompt or resource being completed. */
@@ -102,7 +139,12 @@ export class Router {
         ref: { ...ref, name: route.name },
       });
     }
-    return await this.byUri(request, params, ref.uri);
+    return await this.byUri(
+      request,
+      params,
+      ref.uri,
+      (uri) => ({ ...params, ref: { ...ref, uri } }),
+    );
   }
 
   /** logging/setLevel: every connected member that logs; one that fails does not matter. */
@@ -142,4 +184,20 @@ export class Router {
       this.#inflight.delete(key);
     }
   }
+}
+
+/** A member's resources/read result with its `ui://` contents named as the aggregate names them. */
+function namedByAggregate(
+  member: string,
+  result: Record<string, unknown>,
+): Record<string, unknown> {
+  if (!Array.isArray(result.contents)) return result;
+  return {
+    ...result,
+    contents: result.contents.map((content) =>
+      content && typeof content === "object" && isUiUri((content as { uri?: unknown }).uri)
+        ? { ...content, uri: aggregateUiUri(member, (content as { uri: string }).uri) }
+        : content
+    ),
+  };
 }

@@ -42,6 +42,7 @@ import { SharedInputs } from "./shared_inputs.ts";
 import { beginCall, type CallInFlight, noticeTo } from "./shared_attribution.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
 import { declaredToEveryone, refusedForEveryone, withoutTask } from "./shared_everyone.ts";
+import { UI_CLIENT_EXTENSIONS } from "../protocol/mcp_apps.ts";
 
 const INITIALIZE_ID = "gh-share-initialize";
 
@@ -147,6 +148,8 @@ export class SharedProcess {
           elicitation: { form: {}, url: {} },
           sampling: {},
           ...(forwardRoots && !everyone && { roots: {} }),
+          // MCP Apps' UIs: a server that shows UIs only to hosts that render them does.
+          extensions: UI_CLIENT_EXTENSIONS,
         },
         clientInfo: { name: "gatehouse", version: "shared" },
       },

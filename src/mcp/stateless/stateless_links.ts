@@ -27,6 +27,7 @@ import { ListenLedger } from "./stateless_listens.ts";
 import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
 import { passAsItIs } from "../backends/passage.ts";
 import { LinkToolMarks } from "./link_tool_marks.ts";
+import { UI_CLIENT_EXTENSIONS } from "../protocol/mcp_apps.ts";
 
 export { type CallStep, LinkCall } from "./link_calls.ts";
 
@@ -311,7 +312,13 @@ export class StatelessLinks {
         protocolVersion: LATEST_SESSION_PROTOCOL_VERSION,
         // What a 2026 client may be asked through input_required; each request's own
         // capabilities decide, when the backend asks, whether its client is asked.
-        capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} },
+        // MCP Apps' UIs too: a server that shows UIs only to hosts that render them does.
+        capabilities: {
+          elicitation: { form: {}, url: {} },
+          sampling: {},
+          roots: {},
+          extensions: UI_CLIENT_EXTENSIONS,
+        },
         clientInfo: { name: "gatehouse", version: VERSION },
       },
     } as JSONRPCMessage);

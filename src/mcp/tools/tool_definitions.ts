@@ -2,12 +2,14 @@
  * A tool's definition as the gateway remembers it: what a client and its model decide from
  * (name, title, description, input and output schemas, annotations, icons, execution and any
  * field a later revision adds), without `_meta`, the one place the protocol leaves to
- * implementations for data that may differ from one answer to the next. Its digest is the
+ * implementations for data that may differ from one answer to the next, except the UI it names
+ * (MCP Apps), which people are shown. Its digest is the
  * SHA-256 of its canonical JSON (keys sorted), so key order and whitespace change nothing; the
  * field-level description of a change is what an operator reads before approving it.
  */
 import { createHash } from "node:crypto";
 import { canonicalJson, isObject, type Json } from "../translate/json_shape.ts";
+import { memberUiUri, uiMetaOf } from "../protocol/mcp_apps.ts";
 
 /** Definitions larger than this are remembered by digest only (storage records are bounded). */
 export const MAX_KEPT_DEFINITION_CHARS = 16_000;
@@ -22,13 +24,23 @@ const MAX_SHOWN_VALUE = 80;
  */
 export const MAX_CHANGE_LINE = 240;
 
-/** `tool` as remembered: without `_meta`, under the name its own server gives it. */
-export function definitionOf(tool: Json, name: string): Json {
+/**
+ * `tool` as remembered: without `_meta`, under the name its own server gives it; but with the
+ * part of `_meta` that names its UI (MCP Apps: `_meta.ui` and the older keys), as its own server
+ * names it (`fromAggregate` takes away an aggregate's prefix), since a server that swaps the UI
+ * of an approved tool changes what people are shown and what the tool may do through it.
+ */
+export function definitionOf(tool: Json, name: string, fromAggregate?: string): Json {
   const definition: Json = {};
   for (const key of Object.keys(tool)) {
     if (key !== "_meta" && tool[key] !== undefined) definition[key] = tool[key];
   }
   definition.name = name;
+  const ui = uiMetaOf(tool, (uri) => {
+    if (fromAggregate === undefined) return uri;
+    return memberUiUri(uri, new Set([fromAggregate]))?.uri ?? uri;
+  });
+  if (ui) definition._meta = ui as Json;
   return definition;
 }
 

@@ -190,7 +190,11 @@ export class ToolIntegrity {
   ): Promise<ToolReview | undefined> {
     const owner = this.ownerOf(server, name);
     if (!owner) return undefined;
-    const definition = definitionOf(tool, owner.tool);
+    const definition = definitionOf(
+      tool,
+      owner.tool,
+      owner.server === server ? undefined : owner.server.name,
+    );
     const digest = this.#digestOf(tool, owner.tool, definition);
     try {
       return await this.#review(server, name, owner, definition, digest, list);
