@@ -73,7 +73,10 @@ export class AggregateTransport implements Transport {
     });
     this.#discovery = new Discovery(this.#members.links, {
       cache: options.cache,
-      scopeOf: (member) => options.scopeOf(this.#members.config(member)),
+      // A member may list more to a client that can do more (sampling, elicitation, an App
+      // host): lists are shared only between clients that declared the same kinds.
+      scopeOf: (member) =>
+        `${options.scopeOf(this.#members.config(member))}|${this.#members.capabilityKinds()}`,
       delimiter: options.server.delimiter,
       discoveryTimeoutMs: options.discoveryTimeoutMs,
       deadlines: options.deadlines,

@@ -95,6 +95,21 @@ export class Members {
     };
   }
 
+  /**
+   * The kinds of capability the client declared at initialize (`sampling`, `roots`, each
+   * extension by its id …), in one word: members answer lists by them, so the shared cache
+   * keeps one list per such word.
+   */
+  capabilityKinds(): string {
+    const capabilities = this.#init?.capabilities ?? {};
+    const kinds = Object.keys(capabilities).filter((kind) => kind !== "extensions");
+    const extensions = capabilities.extensions;
+    if (extensions && typeof extensions === "object") {
+      kinds.push(...Object.keys(extensions).map((id) => `extensions:${id}`));
+    }
+    return kinds.sort().join(",");
+  }
+
   /** Connects a member if it is not connected and has not failed too recently. */
   async ensure(link: MemberLink): Promise<void> {
     const { clock, retryAfterMs, discoveryTimeoutMs } = this.options;
