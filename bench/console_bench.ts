@@ -14,6 +14,7 @@ import { compilePolicies } from "../src/policy/server_policy.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import { overviewPage } from "../src/web/admin/overview_page.ts";
 import { testClock } from "../tests/fixtures/clock.ts";
+import { DENO_DIR_YAML } from "../tests/fixtures/deno_dir.ts";
 
 const SERVERS = 50;
 const SESSIONS = 1_000;
@@ -22,7 +23,8 @@ const MINUTE = 60_000;
 
 const servers = Array.from(
   { length: SERVERS },
-  (_, i) => `  server-${i}:\n    transport: stdio\n    command: deno\n    public: true`,
+  (_, i) =>
+    `  server-${i}:\n    transport: stdio\n    command: deno\n    env: { ${DENO_DIR_YAML} }\n    public: true`,
 ).join("\n");
 const config = parseConfigText(`servers:\n${servers}\n`, () => undefined);
 const clock = testClock();

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { startGateway } from "./fixtures/gateway.ts";
 import { INIT, post } from "./fixtures/raw.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -27,6 +28,7 @@ Deno.test("a stdio backend that exits before initialize: the same words in every
   const server = (share: string) => `
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/bad_backend.ts", stderr-then-exit]
     public: true
     share: ${share}`;

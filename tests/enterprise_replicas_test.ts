@@ -16,6 +16,7 @@ import { IdJagKeys, type IdJagPolicy } from "./fixtures/idp_id_jag.ts";
 import { idpSection, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { waitUntil } from "./fixtures/waits.ts";
 import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const GW_CLIENT = "chat-gw";
@@ -42,6 +43,7 @@ servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
 oauth:
 ${idpSection(idp)}

@@ -18,6 +18,7 @@ import { sharedPostgres } from "./fixtures/postgres.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { within } from "./fixtures/waits.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -63,6 +64,7 @@ servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
 oauth:
 ${idpSection(idp)}
