@@ -1,0 +1,98 @@
+/**
+ * Groups for ID-JAG grants, with the real test IdP: the configured groups claim of the ID-JAG
+ * when it carries one, else the groups of the person's last browser sign-in at Gatehouse; and
+ * `oauth.allow.groups` admits or refuses by them, as for a code-flow grant.
+ */
+import assert from "node:assert/strict";
+import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { startIdp } from "./fixtures/idp.ts";
+import { IdJagKeys } from "./fixtures/idp_id_jag.ts";
+import { exchangeCode, jwtClaims, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const GW_CLIENT = "chat-gw";
+const GW_SECRET = "chat-gateway-secret-0123456789abcdef0123";
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+Deno.test("ID-JAG groups: the claim when present, else the last browser sign-in's; allow.groups judges by them", async () => {
+  const keys = await IdJagKeys.create();
+  const socket = await listenForGateway();
+  const idp = await startIdp([`${socket.url}/oauth/callback`], {
+    idJag: { keys, policy: { clients: {}, lifetime: 300, issued: 0 } },
+  });
+  let gw: TestGateway | undefined;
+  try {
+    gw = await socket.start(
+      `
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+oauth:
+  idp:
+    provider: oidc
+    issuer: ${idp.issuer}
+    clientId: ${idp.clientId}
+    clientSecret: \${IDP_SECRET}
+    groupsClaim: groups
+  allow:
+    groups: [Editors]
+  idJag: true
+  clients:
+    - id: ${GW_CLIENT}
+      secret: ${GW_SECRET}
+`,
+      { IDP_SECRET: idp.clientSecret },
+    );
+    const url = gw.url;
+    const present = async (sub: string, email: string, extra: Record<string, unknown> = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      const assertion = await keys.sign({
+        iss: idp.issuer,
+        sub,
+        aud: url,
+        client_id: GW_CLIENT,
+        jti: crypto.randomUUID(),
+        iat: now,
+        exp: now + 300,
+        resource: `${url}/alpha`,
+        email,
+        ...extra,
+      });
+      const response = await fetch(`${url}/token`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${btoa(`${GW_CLIENT}:${GW_SECRET}`)}`,
+        },
+        body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    // Carried in the ID-JAG: admitted by it, and the token holds the named group.
+    const withClaim = await present("erin", "erin@partner.example", { groups: ["Editors", "x"] });
+    assert.equal(withClaim.status, 200, JSON.stringify(withClaim.body));
+    assert.deepEqual(jwtClaims(withClaim.body.access_token).groups, ["Editors"]);
+
+    // No claim and never signed in here: no groups, so allow.groups refuses.
+    const unknown = await present("alice-example-com", "alice@example.com");
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body.error_description, /^the person may not use this gateway: /);
+
+    // Alice signs in once in a browser (the IdP names her an Editor); her next ID-JAG without
+    // the claim is judged by those groups.
+    idp.loginAs = { email: "alice@example.com", claims: { groups: ["Editors"] } };
+    const client = await registerClient(url);
+    const code = (await obtainCode(new UserAgent(), url, client.client_id, `${url}/alpha`))
+      .get("code")!;
+    assert.equal((await exchangeCode(url, client.client_id, code)).status, 200);
+    const known = await present("alice-example-com", "alice@example.com");
+    assert.equal(known.status, 200, JSON.stringify(known.body));
+    assert.deepEqual(jwtClaims(known.body.access_token).groups, ["Editors"]);
+  } finally {
+    if (gw) await gw.close();
+    else await socket.close();
+    await idp.close();
+  }
+});
