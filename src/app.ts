@@ -262,6 +262,7 @@ export async function createGateway(
       replica: config.replicaId ?? instance,
       revisions,
       ...carriedConsole,
+      certificateExpiry: () => carriedConsole.certificateExpiry?.(),
       oauth: { ...oauth, loginFlow: oauth.server.loginFlow },
     })
     : undefined;

@@ -50,6 +50,8 @@ export interface ConsoleParts {
   policies: Policies;
   startedAt: number;
   replica: string;
+  /** When the TLS certificate served now expires (undefined without HTTPS in the binary). */
+  certificateExpiry?: () => number | undefined;
   /** What each backend was learned to speak (`protocol: auto`). */
   revisions?: RevisionMemory;
   oauth: {
@@ -109,7 +111,7 @@ export function consoleSources(parts: ConsoleParts): ConsoleSources {
       startedAt: parts.startedAt,
       replica: parts.replica,
       replicas: await replicas().catch(() => 1),
-      tls,
+      tls: tlsText(tls, parts.certificateExpiry?.(), clock.now()),
       storage: config.storage.startsWith("postgres") ? "PostgreSQL" : config.storage,
     }),
     servers: () => {
@@ -229,6 +231,14 @@ export function consoleSources(parts: ConsoleParts): ConsoleSources {
       });
     },
   };
+}
+
+/** How HTTPS is served, and when the certificate served now expires. */
+function tlsText(mode: string, expiry: number | undefined, now: number): string {
+  if (expiry === undefined) return mode;
+  const days = Math.floor((expiry - now) / 86_400_000);
+  const date = new Date(expiry).toISOString().slice(0, 10);
+  return `${mode}; certificate expires ${date} (in ${days} days)`;
 }
 
 /** The console, ready for the route table. */

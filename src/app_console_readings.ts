@@ -12,6 +12,8 @@ export interface ConsoleCarried {
   calls: CallWindow;
   events: RecentEvents;
   startedAt: number;
+  /** When the TLS certificate served now expires; serve.ts sets it once HTTPS is up. */
+  certificateExpiry?: () => number;
 }
 
 export function newConsoleCarried(clock: Clock): ConsoleCarried {

@@ -179,6 +179,10 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
         keys: () => gateway.tlsKeys(),
       });
     }
+    if (https) {
+      const port = https.port;
+      gateway.carried.console.certificateExpiry = () => port.certificate.notAfter;
+    }
     server = await servePublic(
       {
         hostname: config.listen.hostname,
