@@ -146,8 +146,8 @@ async function exercise(client: Awaited<ReturnType<typeof connectClient>>, backe
     assert.equal(seen.env[GATEWAY_SECRET_ENV], undefined, "the gateway's environment stays out");
     assert.deepEqual(
       Object.keys(seen.env).filter((k) => !["PATH", "HOME", "LANG"].includes(k)).sort(),
-      ["FIXTURE_USER"],
-      "a stdio child gets PATH, HOME, LANG and its configured env only",
+      ["DENO_DIR", "FIXTURE_USER"],
+      "a stdio child gets PATH, HOME, LANG and its configured env only (the test's cache too)",
     );
     assert.match(seen.env.FIXTURE_USER, /^token:[0-9a-f]{12}$/);
   } else {
