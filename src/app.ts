@@ -187,7 +187,7 @@ export async function createGateway(
         processes,
         identity: principal && identity.forPrincipal(principal),
       };
-      const tokens = oauth && personTokens(oauth.credentials, user["user.id"]);
+      const tokens = oauth && personTokens(oauth, config.servers, user["user.id"]);
       if (server.transport !== "aggregate") {
         return connectBackend(server, user, options, tokens, resume);
       }

@@ -16,6 +16,7 @@ import { UpstreamIdentities } from "./credentials/mcp_identity.ts";
 import { createMcpUpstreamClient } from "./credentials/mcp_upstream.ts";
 import { UserCredentials } from "./credentials/user_credentials.ts";
 import { CredentialVault } from "./credentials/vault.ts";
+import { TokenExchange } from "./credentials/idp_exchange.ts";
 import { IdpTokenVault } from "./credentials/idp_token_vault.ts";
 import { IdentityRenewal } from "./credentials/idp_identity.ts";
 import type { AuthServer } from "./http/oauth_routes.ts";
@@ -65,6 +66,8 @@ export async function createAuthServer(
     server: AuthServer;
     verifier: TokenVerifier;
     credentials: UserCredentials;
+    /** Backends' tokens from the company identity provider (`userToken.kind: exchange`). */
+    exchange: TokenExchange;
     grants: GrantAdmin;
     sso: SsoSessions;
     /** The company identity provider (the console on its own listener signs in there too). */
@@ -247,6 +250,13 @@ export async function createAuthServer(
     },
     verifier: new TokenVerifier({ issuer, accessTokens, grants, revocations, clock }),
     credentials,
+    exchange: new TokenExchange({
+      vault: idpTokens,
+      provider: idp,
+      clock,
+      logger,
+      pageUrl: `${issuer}/my/access`,
+    }),
     grants: grantAdmin,
     sso,
     idp,

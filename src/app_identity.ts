@@ -10,6 +10,8 @@ import { AssertionKeys } from "./credentials/assertion_keys.ts";
 import { type Caller, IdentityAssertions, identitySource } from "./credentials/identity.ts";
 import type { BackendOptions, PersonTokens } from "./mcp/backends/connect.ts";
 import type { UserCredentials } from "./credentials/user_credentials.ts";
+import type { TokenExchange } from "./credentials/idp_exchange.ts";
+import type { ServerName } from "./core/ids.ts";
 import type { Store } from "./store/store.ts";
 
 export interface BackendIdentity {
@@ -43,11 +45,34 @@ export function createBackendIdentity(
   };
 }
 
-/** One person's credentials as their sessions' backends use them. */
-export function personTokens(credentials: UserCredentials, user: string): PersonTokens {
+/**
+ * One person's credentials as their sessions' backends use them: those they gave (pasted, or an
+ * account connected), and for `kind: exchange` the company identity provider's token for the
+ * backend. A backend that refuses an exchanged token gets one newly asked for, once.
+ */
+export function personTokens(
+  parts: { credentials: UserCredentials; exchange: TokenExchange },
+  servers: ResolvedConfig["servers"],
+  user: string,
+): PersonTokens {
+  const { credentials, exchange } = parts;
+  const exchanged = (server: string) => {
+    const spec = servers.get(server as ServerName)?.userToken;
+    return spec?.kind === "exchange" ? spec : undefined;
+  };
   return {
-    tokenFor: (server) => credentials.tokenFor(user, server),
-    rejected: (server, token, refusal) => credentials.rejected(user, server, token, refusal),
+    tokenFor: (server) => {
+      const spec = exchanged(server);
+      return spec ? exchange.tokenFor(user, server, spec) : credentials.tokenFor(user, server);
+    },
+    rejected: async (server, token, refusal) => {
+      const spec = exchanged(server);
+      if (!spec) return await credentials.rejected(user, server, token, refusal);
+      if (refusal.retried) return undefined;
+      exchange.forget(user, server);
+      const next = await exchange.tokenFor(user, server, spec);
+      return next === token ? undefined : next;
+    },
     watch: (listener) =>
       credentials.onChange((changedUser, server) => {
         if (changedUser === user) listener(server);

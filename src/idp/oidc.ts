@@ -12,7 +12,10 @@ import { accessTokenLive, type IdpTokens } from "../core/idp_tokens.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
 import { boundGroups, readGroupsClaim } from "./groups.ts";
+import { exchangeAtProvider } from "./token_exchange.ts";
 import {
+  type ExchangedToken,
+  type ExchangeRequest,
   type IdentityProvider,
   IDP_TIMEOUT_MS,
   IdpError,
@@ -187,6 +190,16 @@ export function createOidcProvider(
 
   return {
     kind: config.provider,
+    async exchange(accessToken: string, request: ExchangeRequest): Promise<ExchangedToken> {
+      return await exchangeAtProvider(
+        await server(),
+        client,
+        clientAuth,
+        bounded,
+        accessToken,
+        request,
+      );
+    },
     async renew(subject: string, tokens: IdpTokens): Promise<Renewal> {
       const as = await server();
       const sub = subject.slice(config.provider.length + 1);

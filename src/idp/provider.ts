@@ -38,6 +38,11 @@ export interface IdentityProvider {
    * refuses their tokens (invalid_grant, 401), any other code when it could not be asked.
    */
   renew(subject: string, tokens: IdpTokens): Promise<Renewal>;
+  /**
+   * RFC 8693: a token for a backend in exchange for the person's `accessToken` at the provider
+   * (token_exchange.ts); absent where the provider has no such grant (GitHub).
+   */
+  exchange?(accessToken: string, request: ExchangeRequest): Promise<ExchangedToken>;
 }
 
 /** What the provider says of a person when asked again after their sign-in. */
@@ -56,8 +61,22 @@ export interface IdpLog {
 
 /** A login that failed at or after the provider; the message is shown to the person. */
 export class IdpError extends GatehouseError<
-  "provider_error" | "login_refused" | "invalid_response" | "unreachable" | "revoked"
+  "provider_error" | "login_refused" | "invalid_response" | "unreachable" | "revoked" | "refused"
 > {}
 
 /** Outbound calls to a provider give up after this long. */
 export const IDP_TIMEOUT_MS = 10_000;
+
+/** What a backend's token is asked for in an RFC 8693 exchange (token_exchange.ts). */
+export interface ExchangeRequest {
+  audience: string;
+  scopes: string[];
+  resource?: string;
+}
+
+/** The token the provider issued for the backend. */
+export interface ExchangedToken {
+  token: string;
+  /** Seconds it lives, when the provider said. */
+  expiresIn?: number;
+}

@@ -117,8 +117,10 @@ export async function connectBackend(
 ): Promise<Backend> {
   if (!server.userToken || !tokens) return createBackend(server, user, options, undefined, resume);
   const source = () => tokens.tokenFor(server.name);
-  // A remote MCP server says when it stops accepting a token (401) or wants more (403).
-  const rejected: TokenRejected | undefined = server.userToken.kind === "mcp" && tokens.rejected
+  // A remote MCP server says when it stops accepting a token (401) or wants more (403); a
+  // backend refusing an exchanged token gets one newly issued.
+  const refusable = server.userToken.kind === "mcp" || server.userToken.kind === "exchange";
+  const rejected: TokenRejected | undefined = refusable && tokens.rejected
     ? (token, refusal) => tokens.rejected!(server.name, token, refusal)
     : undefined;
   return createBackend(

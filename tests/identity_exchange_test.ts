@@ -1,0 +1,202 @@
+/**
+ * `userToken.kind: exchange` with real parts: oidc-provider as the company IdP with a real
+ * RFC 8693 grant (tests/fixtures/idp_exchange.ts) issuing audience-bound JWT access tokens, and
+ * a backend that accepts only those, verified with the IdP's JWKS. The gateway's clock moves;
+ * the IdP's runs as it does.
+ */
+import assert from "node:assert/strict";
+import * as jose from "jose";
+import { type TestClock, testClock } from "./fixtures/clock.ts";
+import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import { type ExchangePolicy, exchangePolicy, verifyAt } from "./fixtures/idp_exchange.ts";
+import { type IdentityBackend, startIdentityBackend } from "./fixtures/identity_backend.ts";
+import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+import { idpSection } from "./fixtures/oauth_gateway.ts";
+import { openKvStore } from "../src/store/kv.ts";
+import type { Store } from "../src/store/store.ts";
+import { KEYS } from "../src/store/keys.ts";
+
+interface Setup {
+  gw: TestGateway;
+  idp: TestIdp;
+  policy: ExchangePolicy;
+  backend: IdentityBackend;
+  clock: TestClock;
+  store: Store;
+}
+
+async function withExchange(test: (s: Setup) => Promise<void>) {
+  const policy = await exchangePolicy(["ledger-api"]);
+  const socket = await listenForGateway();
+  const idp = await startIdp([`${socket.url}/oauth/callback`], {
+    refreshTokens: true,
+    exchange: policy,
+  });
+  const backend = await startIdentityBackend(verifyAt(idp.issuer, "ledger-api"));
+  const clock = testClock();
+  const store = await openKvStore(":memory:", { clock });
+  let gw: TestGateway | undefined;
+  try {
+    gw = await socket.start(
+      `
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  ledger:
+    transport: streamable-http
+    url: ${backend.url}
+    requiresUserToken: true
+    userToken: { kind: exchange, displayName: Ledger, audience: ledger-api, scopes: [ledger.read] }
+  vault:
+    transport: streamable-http
+    url: ${backend.url}
+    requiresUserToken: true
+    userToken: { kind: exchange, displayName: Vault, audience: vault-api }
+oauth:
+  accessTokenTtl: 3h
+${idpSection(idp)}
+`,
+      { IDP_SECRET: idp.clientSecret },
+      { clock, store },
+    );
+    await test({ gw, idp, policy, backend, clock, store });
+  } finally {
+    if (gw) await gw.close();
+    else await socket.close();
+    await idp.close();
+    await backend.close();
+    store.close();
+  }
+}
+
+async function signIn(s: Setup, email: string): Promise<string> {
+  s.idp.loginAs = { email };
+  const client = await registerClient(s.gw.url);
+  const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
+    resource: [`${s.gw.url}/ledger`, `${s.gw.url}/vault`],
+  })).get("code")!;
+  const tokens = await exchangeCode(s.gw.url, client.client_id, code);
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.json));
+  return tokens.json.access_token;
+}
+
+/** A 2026-07-28 `whoami` on `server`: the HTTP status and the JSON-RPC answer. */
+async function whoami(s: Setup, token: string, server = "ledger") {
+  const response = await fetch(`${s.gw.url}/${server}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "whoami",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "whoami",
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  const body = await response.json();
+  return { status: response.status, body };
+}
+
+/** The bearer token the backend was sent, as the result of `whoami` shows it. */
+function bearerOf(answer: { body: { result?: { content: { text: string }[] } } }): string {
+  assert.ok(answer.body.result, JSON.stringify(answer.body));
+  const told = JSON.parse(answer.body.result.content[0].text);
+  return /^Bearer (\S+)$/.exec(told.authorization)![1];
+}
+
+Deno.test("kind: exchange: each person's backend token comes from the IdP's exchange, audience-bound, kept until shortly before it expires", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    const bob = await signIn(s, "bob@example.com");
+    const [a, b] = await Promise.all([whoami(s, alice), whoami(s, bob)]);
+    const [ta, tb] = [bearerOf(a), bearerOf(b)];
+    assert.equal(jose.decodeJwt(ta).sub, "alice-example-com");
+    assert.equal(jose.decodeJwt(tb).sub, "bob-example-com");
+    assert.equal(jose.decodeJwt(ta).aud, "ledger-api");
+    assert.equal(jose.decodeJwt(ta).scope, "ledger.read");
+    assert.equal(s.policy.last?.grant_type, "urn:ietf:params:oauth:grant-type:token-exchange");
+    assert.equal(
+      s.policy.last?.subject_token_type,
+      "urn:ietf:params:oauth:token-type:access_token",
+    );
+    assert.equal(s.policy.issued, 2);
+    // The backend refused nothing: every request carried a token the IdP's JWKS verifies.
+    assert.deepEqual(s.backend.seen.filter((seen) => seen.method.endsWith("refused")), []);
+
+    // Cached per person and backend: no new exchange for the next calls.
+    assert.equal(bearerOf(await whoami(s, alice)), ta);
+    assert.equal(s.policy.issued, 2);
+    // Shortly before it expires (300 s, less the margin), a new one.
+    s.clock.advance(280_000);
+    const renewed = bearerOf(await whoami(s, alice));
+    assert.notEqual(renewed, ta);
+    assert.equal(s.policy.issued, 3);
+
+    // The person's own IdP access token expired (an hour): refreshed at the IdP first.
+    s.clock.advance(61 * 60_000);
+    assert.equal(s.idp.grants.refresh_token ?? 0, 0);
+    bearerOf(await whoami(s, alice));
+    assert.equal(s.idp.grants.refresh_token, 1);
+    assert.equal(s.policy.issued, 4);
+
+    // No token, the exchange's or the IdP's, is ever logged.
+    const logs = s.gw.logs.join("\n");
+    for (const token of [ta, tb, renewed]) assert.ok(!logs.includes(token.split(".")[2]));
+  });
+});
+
+Deno.test("kind: exchange: the IdP's refusal is the person's error, not a 502; a sign-in kept from before asks to sign in again", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    // vault-api is an audience the IdP does not issue: invalid_target.
+    const refused = await whoami(s, alice, "vault");
+    assert.equal(refused.status, 200, JSON.stringify(refused.body));
+    assert.match(refused.body.error.message, /gave no Vault token for you \(.*invalid_target/);
+    assert.match(refused.body.error.message, /you may not be allowed to use Vault/);
+    assert.equal(refused.body.error.data.url, `${s.gw.url}/my/access`);
+
+    // A person the IdP refuses for ledger-api.
+    s.policy.refused.add("bob-example-com");
+    const bob = await signIn(s, "bob@example.com");
+    const bobs = await whoami(s, bob);
+    assert.equal(bobs.status, 200);
+    assert.match(bobs.body.error.message, /gave no Ledger token for you/);
+
+    // A sign-in from before kind: exchange kept no IdP tokens: sign in again.
+    await s.store.delete(KEYS.idpTokens("oidc:alice-example-com"));
+    const carol = await whoami(s, alice);
+    assert.equal(carol.status, 200);
+    assert.match(carol.body.error.message, /Ledger needs your company sign-in .*sign in again/);
+  });
+});
+
+Deno.test("kind: exchange: an IdP that is down gives a retryable error, and the log says so", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    s.idp.down = true;
+    const down = await whoami(s, alice);
+    const message = down.body.error.message as string;
+    assert.match(message, /could not be asked for your Ledger token \(unreachable\); try again/);
+    assert.ok(
+      s.gw.logs.some((line) =>
+        line.includes("token exchange failed: the identity provider could not be asked")
+      ),
+    );
+    s.idp.down = false;
+    bearerOf(await whoami(s, alice));
+  });
+});
