@@ -34,7 +34,7 @@ export function noteCall(carried: ConsoleCarried, clock: Clock, event: AuditEven
       ...(event.client !== undefined && { client: event.client }),
       durationMs: event.durationMs,
       ...(event.errorCode !== undefined && { errorCode: event.errorCode }),
-      ...(event.arguments !== undefined && { arguments: event.arguments }),
+      ...(event.arguments !== undefined && { arguments: boundedArguments(event.arguments) }),
     },
   });
 }
@@ -48,4 +48,22 @@ export function noteToolChange(carried: ConsoleCarried, clock: Clock, change: To
     outcome: change.decision,
     detail: { digest: change.digest, changes: change.changes },
   });
+}
+
+/** The most of a call's arguments kept per event: 5,000 events stay within about 20 MB. */
+export const KEPT_ARGUMENT_CHARS = 4_000;
+
+/**
+ * A call's arguments as the Audit page keeps them: as they are when small, else the start of
+ * their JSON text (the page shows no more than that; the log line has them all).
+ */
+export function boundedArguments(value: unknown): unknown {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? "";
+  } catch {
+    return "(arguments that cannot be written as JSON)";
+  }
+  if (text.length <= KEPT_ARGUMENT_CHARS) return value;
+  return `${text.slice(0, KEPT_ARGUMENT_CHARS)}… (${text.length.toLocaleString("en")} characters)`;
 }
