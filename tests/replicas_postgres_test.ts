@@ -1,7 +1,9 @@
 /**
  * Replicas on PostgreSQL for real: gateway processes sharing one database behind a load
  * balancer (the flow of scale_out_test.ts: registration, sign-in, tokens, refresh and its
- * reuse, sessions), and the database as an attacker who reads it would see it: every table
+ * reuse, sessions), three in-process replicas each with its own pool (a token from one works on
+ * all; a revocation on the third ends it on the other two), and the database as an attacker who
+ * reads it would see it: every table
  * dumped and searched for each secret the test created, none found in clear. What else is
  * shared across replicas on PostgreSQL is run by the tests of each feature on both engines:
  * revocation_test.ts, tool_integrity_test.ts, https_acme_test.ts, remote_servers_more_test.ts.
@@ -17,7 +19,12 @@ import {
 } from "./fixtures/credential_gateway.ts";
 import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { connectWithOAuth, MemoryOAuthProvider } from "./fixtures/oauth_client.ts";
-import { registerClient } from "./fixtures/oauth_raw.ts";
+import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
+import { startIdp } from "./fixtures/idp.ts";
+import { idpSection } from "./fixtures/oauth_gateway.ts";
+import { mcpHeaders, openSession, post } from "./fixtures/raw.ts";
+import { waitUntil } from "./fixtures/waits.ts";
 import { sharedPostgres } from "./fixtures/postgres.ts";
 import { scaleOutFlow } from "./fixtures/scale_out_flow.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
@@ -25,6 +32,70 @@ import { UserAgent } from "./fixtures/user_agent.ts";
 Deno.test("two replicas on PostgreSQL: registration, sign-in, tokens, refresh and HTTP sessions carry across", async (t) => {
   const { url } = await sharedPostgres();
   await scaleOutFlow(t, url);
+});
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+Deno.test("three replicas on PostgreSQL, each with its own pool: a token from one works on all, and a revocation on another ends it everywhere within 10 s", async () => {
+  const { url } = await sharedPostgres();
+  const sockets = await Promise.all([listenForGateway(), listenForGateway(), listenForGateway()]);
+  const base = sockets[0].url;
+  const idp = await startIdp([`${base}/oauth/callback`]);
+  // One address and secret for all three, as behind a load balancer; each opens its own pool.
+  const yaml = `
+baseUrl: ${base}
+storage: ${url}
+secret: ${TEST_MASTER_SECRET}
+servers:
+  alpha:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+oauth:
+${idpSection(idp)}
+`;
+  const replicas: TestGateway[] = [];
+  try {
+    for (const socket of sockets) {
+      replicas.push(await socket.start(yaml, { IDP_SECRET: idp.clientSecret }, { storage: url }));
+    }
+    const client = await registerClient(base);
+    const code = (await obtainCode(new UserAgent(), base, client.client_id, `${base}/alpha`))
+      .get("code")!;
+    const access = (await exchangeCode(base, client.client_id, code)).json.access_token;
+    const bearer = { authorization: `Bearer ${access}` };
+    const list = (at: string, session: string) =>
+      post(
+        `${at}/alpha/mcp`,
+        { jsonrpc: "2.0", id: 2, method: "tools/list" },
+        mcpHeaders({ ...bearer, "mcp-session-id": session }),
+      );
+    const sessions: string[] = [];
+    for (const socket of sockets) {
+      const session = await openSession(`${socket.url}/alpha/mcp`, bearer);
+      sessions.push(session);
+      assert.equal((await list(socket.url, session)).status, 200, `on ${socket.url}`);
+    }
+    // Revoked through the third replica's /revoke; the first two learn it from PostgreSQL.
+    const revoked = await fetch(`${sockets[2].url}/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: client.client_id, token: access }),
+    });
+    await revoked.body?.cancel();
+    assert.equal(revoked.status, 200);
+    for (const [i, socket] of sockets.entries()) {
+      await waitUntil(
+        `replica ${i + 1} to refuse the revoked token`,
+        async () => (await list(socket.url, sessions[i])).status === 401,
+        { ms: 10_000, every: 100 },
+      );
+    }
+  } finally {
+    for (const replica of replicas) await replica.close();
+    for (const socket of sockets.slice(replicas.length)) await socket.close();
+    await idp.close();
+  }
 });
 
 /** `text` as bytes in the encodings a value could hold it in: UTF-8, and V8's two-byte form. */
