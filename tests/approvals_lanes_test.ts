@@ -12,7 +12,7 @@ import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { connectClient } from "./fixtures/client.ts";
 import type { Client } from "./fixtures/sdk.ts";
 import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
-import { within } from "./fixtures/waits.ts";
+import { waitUntil, within } from "./fixtures/waits.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import type { Store } from "../src/store/store.ts";
 import { ApprovalRecords } from "../src/mcp/approvals/approval_records.ts";
@@ -29,6 +29,8 @@ const MINIMAL = `transport: stdio
 
 interface Lanes {
   gw: TestGateway;
+  /** Requests the notify: webhook on this machine received (the SSRF rules refuse it). */
+  hooks: number;
   idp: TestIdp;
   store: Store;
   records: ApprovalRecords;
@@ -39,6 +41,12 @@ async function start(): Promise<Lanes> {
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`]);
   const store = await openKvStore(":memory:");
+  const lanes = { hooks: 0 } as Lanes;
+  const hook = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    lanes.hooks++;
+    await request.body?.cancel();
+    return new Response(null, { status: 204 });
+  });
   const gw = await socket.start(
     `
 baseUrl: ${socket.url}
@@ -59,6 +67,12 @@ servers:
         by: caller
   plain:
     ${MINIMAL}
+  notified:
+    ${MINIMAL}
+    approvals:
+      - tools: [echo]
+        by: caller
+        notify: http://127.0.0.1:${hook.addr.port}/hook
   both:
     transport: aggregate
     servers: [member, plain]
@@ -75,17 +89,18 @@ oauth:
     { IDP_SECRET: idp.clientSecret, ANN, BEN },
     { store },
   );
-  return {
+  return Object.assign(lanes, {
     gw,
     idp,
     store,
     records: new ApprovalRecords(store, systemClock),
     close: async () => {
+      await hook.shutdown();
       await gw.close();
       store.close();
       await idp.close();
     },
-  };
+  });
 }
 
 interface RpcFailure {
@@ -119,6 +134,8 @@ async function approve(lanes: Lanes, held: RpcFailure): Promise<void> {
 Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: all, the per-person cap", async (t) => {
   const lanes = await start();
   const clients: Client[] = [];
+  /** Ben's client of the shared server, used again for the cap. */
+  const shared: { ben?: Client } = {};
   const connect = async (server: string, front: "sse" | "streamable", token: string) => {
     const client = await within(
       `a client of ${server} over ${front}`,
@@ -158,7 +175,7 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
       "share: all: one person's approval never serves another's identical call",
       async () => {
         const ann = await connect("shared", "streamable", ANN);
-        const ben = await connect("shared", "streamable", BEN);
+        const ben = shared.ben = await connect("shared", "streamable", BEN);
         const annHeld = await failure(ann.callTool({ name: "echo", arguments: { same: true } }));
         await approve(lanes, annHeld);
         // Ben makes the very same call on the very same process: his own approval is asked for.
@@ -173,17 +190,37 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
     );
 
     await t.step(
+      "notify: a webhook on a private address is refused by the SSRF rules, and said",
+      async () => {
+        const client = await connect("notified", "streamable", ANN);
+        const held = await failure(client.callTool({ name: "echo", arguments: { secret: "s3" } }));
+        assert.equal(held.data?.reason, "approval_required");
+        await waitUntil(
+          "the gateway to say it could not notify",
+          () => lanes.gw.logs.some((line) => line.includes("could not notify of a held call")),
+        );
+        const said = lanes.gw.logs.find((line) => line.includes("could not notify"))!;
+        assert.match(said, /only https URLs are fetched/);
+        assert.ok(!said.includes("s3"), "never the arguments");
+        assert.equal(lanes.hooks, 0);
+      },
+    );
+
+    await t.step(
       "limits.pendingApprovalsPerUser: past it, a call is refused before any approval",
       async () => {
-        const ben = clients.at(-1)!;
+        const ben = shared.ben!;
         // Ben has one waiting from the step before; one more fits, the third does not.
         const second = await failure(ben.callTool({ name: "echo", arguments: { n: 2 } }));
         assert.equal(second.data?.reason, "approval_required");
         const third = await failure(ben.callTool({ name: "echo", arguments: { n: 3 } }));
         assert.equal(third.data?.reason, "approval_refused");
         assert.match(third.message, /limits\.pendingApprovalsPerUser/);
-        const bens = (await lanes.records.all()).filter((r) => r.person.id.startsWith("token:"));
-        assert.deepEqual(bens.filter((r) => r.status === "pending").length, 2);
+        const ben2 = await lanes.records.get(second.data!.approval!);
+        const waiting = (await lanes.records.all()).filter((r) =>
+          r.status === "pending" && r.person.id === ben2?.person.id
+        );
+        assert.equal(waiting.length, 2);
       },
     );
   } finally {

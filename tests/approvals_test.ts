@@ -406,6 +406,13 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
       assert.equal((await run("approve", id)).code, 1, "decided once");
       const ran = await client.callTool({ name: "echo", arguments: { n: 3 } });
       assert.equal(textOf(ran), '{"n":3}');
+      // The gateway that held the call audits the operator's decision: there was no page to.
+      assert.ok(
+        setup.gw.logs.some((line) =>
+          line.includes('"approval_approved"') && line.includes("operator (gatehouse approvals)") &&
+          line.includes(id)
+        ),
+      );
     });
 
     await t.step("metrics count each outcome", async () => {

@@ -5,7 +5,11 @@
  * whichever replica holds it. A decision here is the operator's: it is recorded as such, and
  * bypasses `by:` (whoever can run this can read the storage anyway).
  */
-import { type ApprovalRecord, ApprovalRecords } from "../mcp/approvals/approval_records.ts";
+import {
+  type ApprovalRecord,
+  ApprovalRecords,
+  OPERATOR_DECIDER,
+} from "../mcp/approvals/approval_records.ts";
 import { onStorage, type OperatorCommandDeps, splitFlag } from "./operator_command.ts";
 import { printable } from "./terminal_text.ts";
 
@@ -89,7 +93,7 @@ export async function runApprovalsCommand(
       command.id!,
       ["pending"],
       command.action === "approve" ? "approved" : "denied",
-      { decidedBy: "operator (gatehouse approvals)", decidedAt: deps.clock.now() },
+      { decidedBy: OPERATOR_DECIDER, decidedAt: deps.clock.now() },
     );
     if (!decided) {
       deps.err(

@@ -44,6 +44,9 @@ export interface ApprovalRecord {
 
 export type NewApproval = Omit<ApprovalRecord, "id" | "status" | "requestedAt" | "expiresAt">;
 
+/** Who a decision made with `gatehouse approvals` is recorded as. */
+export const OPERATOR_DECIDER = "operator (gatehouse approvals)";
+
 /** Records stay this long past their expiry, so a late retry hears "expired", not "unknown". */
 const KEEP_AFTER_MS = 10 * 60_000;
 const RETRIES = 8;

@@ -39,6 +39,7 @@ import {
   ApprovalLimitError,
   type ApprovalRecord,
   type ApprovalRecords,
+  OPERATOR_DECIDER,
 } from "./approval_records.ts";
 import { ApprovalRules, type RuleMatch } from "./approval_rules.ts";
 import { argumentsDigest, canonicalArguments, foldedArguments } from "./argument_view.ts";
@@ -274,6 +275,7 @@ export class SessionHolds {
   async #after(request: RpcRequest, record: ApprovalRecord, fresh: boolean): Promise<Verdict> {
     switch (record.status) {
       case "approved":
+        this.#operatorDecided(record);
         return { approved: record };
       case "pending": {
         const elicit = supportsUrlElicitation(this.side.capabilities());
@@ -289,6 +291,7 @@ export class SessionHolds {
         return await this.#wait(request, record, elicit);
       }
       case "denied":
+        this.#operatorDecided(record);
         await this.end(record, record.endedBecause ?? "denied");
         return {
           answer: approvalEnded(request.id, record, "approval_denied", record.endedBecause),
@@ -303,6 +306,16 @@ export class SessionHolds {
           answer: approvalEnded(request.id, record, "approval_denied", record.endedBecause),
         };
     }
+  }
+
+  /**
+   * A decision made with `gatehouse approvals` has no page to audit it: the gateway that holds
+   * the call does, once (an approval is used once, a denial ends once heard).
+   */
+  #operatorDecided(record: ApprovalRecord): void {
+    if (record.decidedBy !== OPERATOR_DECIDER) return;
+    if (record.status === "approved") this.settings.events.approved(record);
+    else this.settings.events.denied(record);
   }
 
   /** Waits for the decision on `record`, sending the client to the page first if it can go. */
