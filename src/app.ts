@@ -162,7 +162,7 @@ export async function createGateway(
     toolGate: (server, principal) => toolGateFor(policies, server, principal),
     callHolds: approvals.holds,
     toolIntegrity: new ToolIntegrity({
-      ledger: new ToolLedger(store, clock),
+      ledger: new ToolLedger(store, clock, config.limits.heldToolRetentionMs),
       clock,
       servers: config.servers,
       logger,

@@ -38,7 +38,7 @@ export function approvalParts(
   const { store, clock, logger, metrics, revocations } = deps;
   const carried = previous?.approvals;
   // The tool definitions `when: destructive` reads, as tool integrity approved them.
-  const ledger = new ToolLedger(store, clock);
+  const ledger = new ToolLedger(store, clock, config.limits.heldToolRetentionMs);
   const records = carried?.records ?? new ApprovalRecords(store, clock);
   // Kept across reloads: calls waiting now keep waiting on the same board.
   const board = carried?.board ?? new ApprovalBoard(records, clock);

@@ -82,7 +82,7 @@ function cached<T>(clock: Clock, ms: number, read: () => Promise<T>): () => Prom
 
 export function consoleSources(parts: ConsoleParts): ConsoleSources {
   const { config, store, clock, sessions, oauth } = parts;
-  const ledger = new ToolLedger(store, clock);
+  const ledger = new ToolLedger(store, clock, config.limits.heldToolRetentionMs);
   const tools = cached(clock, 1_000, async () => (await ledger.records()) as ToolRow[]);
   const replicas = cached(clock, 30_000, async () => {
     const owners = new Set([parts.replica]);

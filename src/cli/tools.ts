@@ -127,7 +127,7 @@ export async function runToolsCommand(args: string[], deps: ToolsCommandDeps): P
     return TOOLS_EXIT.usage;
   }
   return await onStorage("tools", config, deps, async (store) => {
-    const ledger = new ToolLedger(store, deps.clock);
+    const ledger = new ToolLedger(store, deps.clock, config.limits.heldToolRetentionMs);
     if (command.action === "approve") return await approve(ledger, command, deps);
     let records = await ledger.records(command.server);
     if (command.tool !== undefined) records = records.filter((r) => r.tool === command.tool);

@@ -26,6 +26,8 @@ export interface Limits {
   listenUrisPerUser: number;
   /** Tools of one server tool integrity records; the rest are judged unrecorded. */
   toolsPerServer: number;
+  /** A held tool definition no list has shown for this long is pruned (the server dropped it). */
+  heldToolRetentionMs: number;
   /** Held calls (`approvals:`) one person may have waiting at once. */
   pendingApprovalsPerUser: number;
 }

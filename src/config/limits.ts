@@ -21,6 +21,7 @@ export const DEFAULT_LIMITS: Limits = {
   listenUris: 100,
   listenUrisPerUser: 1_000,
   toolsPerServer: 2_000,
+  heldToolRetentionMs: 30 * 86_400_000,
   pendingApprovalsPerUser: 20,
 };
 
@@ -36,6 +37,7 @@ const LIMIT_KEYS = [
   "listenUris",
   "listenUrisPerUser",
   "toolsPerServer",
+  "heldToolRetention",
   "pendingApprovalsPerUser",
 ];
 
@@ -100,6 +102,11 @@ export function parseLimits(c: Checker, value: unknown): Limits {
       raw.toolsPerServer,
       at("toolsPerServer"),
       DEFAULT_LIMITS.toolsPerServer,
+    ),
+    heldToolRetentionMs: c.duration(
+      raw.heldToolRetention,
+      at("heldToolRetention"),
+      DEFAULT_LIMITS.heldToolRetentionMs,
     ),
     pendingApprovalsPerUser: c.positiveInteger(
       raw.pendingApprovalsPerUser,

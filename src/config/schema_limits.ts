@@ -49,6 +49,10 @@ export const LIMITS_SCHEMA: JsonSchema = {
       "Tools of one server whose definitions tool integrity records (toolChanges). A server listing more has the rest left out of lists and their calls refused (served unrecorded under toolChanges: allow), with a warning: a server listing ever new names would otherwise fill the storage.",
       2_000,
     ),
+    heldToolRetention: duration(
+      "A held tool definition (new or changed, waiting for gatehouse tools approve) that no list has shown for this long is pruned: the server stopped listing it. A tool held as new is forgotten (listed again, it is new again); a held change of an approved tool is dropped, the approved definition stays.",
+      "30d",
+    ),
     pendingApprovalsPerUser: count(
       "Calls held for approval (approvals:) one person may have waiting at once; one more is refused until others are decided or expire.",
       20,

@@ -35,6 +35,7 @@ const LIMITS: Limits = {
   listenUris: 100,
   listenUrisPerUser: 1_000,
   toolsPerServer: 2_000,
+  heldToolRetentionMs: 30 * 86_400_000,
   pendingApprovalsPerUser: 20,
 };
 

@@ -2,12 +2,15 @@
  * The tool definitions each server's tools were approved with, and the changes waiting for an
  * operator, in the shared storage so every replica (and `gatehouse tools`) sees the same. One
  * record per (server, tool); every decision is a conditional commit on the record as it was
- * read, so two replicas that see one change at once record it (and report it) once.
+ * read, so two replicas that see one change at once record it (and report it) once. A held
+ * definition no list has shown for `limits.heldToolRetention` is pruned: a record of a tool
+ * never approved expires from the storage, and a stale held change of an approved tool is no
+ * longer read (the approved definition stays).
  */
 import type { ToolChanges } from "../../config/types.ts";
 import type { Clock } from "../../core/clock.ts";
 import { KEYS } from "../../store/keys.ts";
-import type { Store } from "../../store/store.ts";
+import type { Store, StoreWrite } from "../../store/store.ts";
 import { describeChanges, keptDefinition } from "./tool_definitions.ts";
 import type { Json } from "../translate/json_shape.ts";
 import { serialize } from "node:v8";
@@ -33,6 +36,8 @@ export interface HeldDefinition {
   changes: string[];
   /** An operator looked at it and refused it (the console's Refuse): it stays unserved. */
   refused?: { at: number; by: string };
+  /** When a list last showed it (refreshed now and then, see observe); else `at`. */
+  seenAt?: number;
 }
 
 export interface ToolRecord {
@@ -80,16 +85,43 @@ const MAX_ATTEMPTS = 8;
  */
 export const MAX_RECORD_BYTES = 60_000;
 
+/** How long a held definition no list shows is kept, unless configured. */
+export const DEFAULT_HELD_RETENTION_MS = 30 * 86_400_000;
+
 export class ToolLedger {
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    /** `limits.heldToolRetention`. */
+    private readonly retentionMs = DEFAULT_HELD_RETENTION_MS,
+  ) {}
+
+  /** `record` as it stands now: without a held definition past its retention; else undefined. */
+  #current(record: ToolRecord | undefined): ToolRecord | undefined {
+    const held = record?.held;
+    if (!record || !held) return record;
+    if (this.clock.now() - (held.seenAt ?? held.at) <= this.retentionMs) return record;
+    if (!record.approved) return undefined;
+    const { held: _pruned, ...rest } = record;
+    return rest;
+  }
+
+  /** The write of `record`: one of a tool never approved expires with its held definition. */
+  #write(key: StoreWrite["key"], record: ToolRecord): StoreWrite {
+    const held = record.held;
+    return record.approved || !held
+      ? { key, value: record }
+      : { key, value: record, expiresAt: (held.seenAt ?? held.at) + this.retentionMs };
+  }
 
   /** Every record of `server`, or of every server. */
   async records(server?: string): Promise<ToolRecord[]> {
     const prefix = server === undefined ? KEYS.toolDefinitions : KEYS.toolDefinitionsOf(server);
     const entries = await this.store.list<ToolRecord>(prefix);
-    return entries.flatMap((entry) =>
-      entry.value && (server === undefined || entry.value.server === server) ? [entry.value] : []
-    );
+    return entries.flatMap((entry) => {
+      const record = this.#current(entry.value);
+      return record && (server === undefined || record.server === server) ? [record] : [];
+    });
   }
 
   /**
@@ -122,7 +154,7 @@ export class ToolLedger {
   }
 
   async record(server: string, tool: string): Promise<ToolRecord | undefined> {
-    return await this.store.get<ToolRecord>(KEYS.toolDefinition(server, tool));
+    return this.#current(await this.store.get<ToolRecord>(KEYS.toolDefinition(server, tool)));
   }
 
   /**
@@ -139,13 +171,15 @@ export class ToolLedger {
     const key = KEYS.toolDefinition(server, tool);
     for (let attempt = 1;; attempt++) {
       const entry = await this.store.getEntry<ToolRecord>(key);
-      const record = entry.value ?? { server, tool };
-      const next = decide(record, definition, digest, rules, this.clock.now());
+      const record = this.#current(entry.value) ?? { server, tool };
+      // A held definition a list shows again is marked seen, at most this often.
+      const refreshMs = Math.min(this.retentionMs / 10, 86_400_000);
+      const next = decide(record, definition, digest, rules, this.clock.now(), refreshMs);
       if (next.record === record) return { approved: next.approved, record };
       next.record = withinBudget(next.record);
       const written = await this.store.commitIfUnchanged(
         [{ key, version: entry.version }],
-        { writes: [{ key, value: next.record }, this.#epochWrite(server)] },
+        { writes: [this.#write(key, next.record), this.#epochWrite(server)] },
       );
       if (written) return next;
       if (attempt === MAX_ATTEMPTS) {
@@ -202,11 +236,12 @@ export class ToolLedger {
     const key = KEYS.toolDefinition(server, tool);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const entry = await this.store.getEntry<ToolRecord>(key);
-      const held = entry.value?.held;
-      if (!entry.value || !held || !accept(held)) return undefined;
+      const current = this.#current(entry.value);
+      const held = current?.held;
+      if (!current || !held || !accept(held)) return undefined;
       const record: ToolRecord = {
         server,
-        tool: entry.value.tool,
+        tool: current.tool,
         approved: {
           digest: held.digest,
           ...(held.definition && { definition: held.definition }),
@@ -230,14 +265,15 @@ export class ToolLedger {
     const key = KEYS.toolDefinition(server, tool);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const entry = await this.store.getEntry<ToolRecord>(key);
-      const held = entry.value?.held;
-      if (!entry.value || !held || held.digest !== digest) return false;
+      const current = this.#current(entry.value);
+      const held = current?.held;
+      if (!current || !held || held.digest !== digest) return false;
       const record: ToolRecord = {
-        ...entry.value,
+        ...current,
         held: { ...held, refused: { at: this.clock.now(), by } },
       };
       const ok = await this.store.commitIfUnchanged([{ key, version: entry.version }], {
-        writes: [{ key, value: record }, this.#epochWrite(server)],
+        writes: [this.#write(key, record), this.#epochWrite(server)],
       });
       if (ok) return true;
     }
@@ -252,6 +288,7 @@ function decide(
   digest: string,
   rules: ToolRules,
   now: number,
+  refreshMs: number,
 ): Observation {
   const kept = keptDefinition(definition);
   const approve = (by: ApprovedBy): ToolRecord => ({
@@ -282,7 +319,12 @@ function decide(
   if (rules.mode === "allow") {
     return { approved: true, record: approve("toolChanges: allow"), recorded };
   }
-  if (record.held?.digest === digest) return { approved: false, record };
+  if (record.held?.digest === digest) {
+    // Still listed: kept from pruning, with a write only now and then.
+    const seen = record.held.seenAt ?? record.held.at;
+    if (now - seen < refreshMs) return { approved: false, record };
+    return { approved: false, record: { ...record, held: { ...record.held, seenAt: now } } };
+  }
   return {
     approved: false,
     record: {
