@@ -20,7 +20,7 @@ Deno.test("LegacyHttp reopens the GET stream when it ends, after the clock's wai
   clock.freeze();
   const streams = [openStream(), openStream()];
   let gets = 0;
-  const server = backend((req) => {
+  const server = await backend((req) => {
     if (req.method === "GET") return streams[gets++].response();
     return new Response(null, { status: 202 });
   });
@@ -56,7 +56,7 @@ Deno.test("LegacyHttp takes 405 for no GET stream, and gives up reopening one af
   for (const status of [405, 500]) {
     const stream = openStream();
     let gets = 0;
-    const server = backend((req) => {
+    const server = await backend((req) => {
       if (req.method !== "GET") return new Response(null, { status: 202 });
       if (status === 405 || ++gets > 1) return new Response("no", { status });
       return stream.response();
@@ -97,7 +97,7 @@ Deno.test("LegacyHttp holds answers to limits.maxMessageBytes: a JSON answer, a 
   // Past the limit and the room an event has for its SSE fields (SSE_FRAMING_BYTES).
   const big = "x".repeat(1024 + SSE_FRAMING_BYTES);
   const stream = openStream();
-  const server = backend((req, body) => {
+  const server = await backend((req, body) => {
     if (req.method === "GET") return stream.response();
     const { id, method } = JSON.parse(body);
     if (id === undefined) return new Response(null, { status: 202 });
@@ -136,7 +136,7 @@ Deno.test("LegacyHttp holds answers to limits.maxMessageBytes: a JSON answer, a 
 Deno.test("LegacyHttp fails a call whose SSE answer breaks or ends without its response", async () => {
   const streams = [openStream(), openStream(), openStream()];
   let posts = 0;
-  const server = backend(() => streams[posts++].response());
+  const server = await backend(() => streams[posts++].response());
   const { http, messages, errors, end } = transport(server.url);
   try {
     await http.start();

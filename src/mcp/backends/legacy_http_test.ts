@@ -14,7 +14,7 @@ import type { JSONRPCMessage } from "../../sdk.ts";
 import { BackendAnswerError } from "./legacy_http_answers.ts";
 
 Deno.test("LegacyHttp.send() passes JSON answers on and sends the session id, agreed version and configured headers", async () => {
-  const server = backend((_req, body) => {
+  const server = await backend((_req, body) => {
     const { id, method } = JSON.parse(body);
     if (method === "initialize") {
       return Response.json(JSON.parse(result(id)), { headers: { "mcp-session-id": "s-1" } });
@@ -50,7 +50,7 @@ Deno.test("LegacyHttp.send() passes JSON answers on and sends the session id, ag
 });
 
 Deno.test("LegacyHttp.send() refuses a JSON answer that is not JSON-RPC, in words naming why", async () => {
-  const server = backend((_req, body) =>
+  const server = await backend((_req, body) =>
     body.includes('"id":1')
       ? Response.json({ jsonrpc: "2.0", id: 1 })
       : new Response("{not json", { headers: { "content-type": "application/json" } })
@@ -71,7 +71,7 @@ Deno.test("LegacyHttp.send() refuses a JSON answer that is not JSON-RPC, in word
 });
 
 Deno.test("LegacyHttp.send() resolves on 202 for a notification or a response, passing nothing on", async () => {
-  const server = backend(() => new Response(null, { status: 202 }));
+  const server = await backend(() => new Response(null, { status: 202 }));
   const { http, messages, errors, end } = transport(server.url);
   try {
     await http.start();
@@ -144,7 +144,7 @@ Deno.test("LegacyHttp takes up a POST's answer the server closed (SEP-1699) on a
 
 Deno.test("LegacyHttp follows a redirect within the backend's origin, and names one it does not follow", async () => {
   const elsewhere = "http://192.0.2.1:9/mcp?token=hidden";
-  const server = backend((req, body) => {
+  const server = await backend((req, body) => {
     const path = new URL(req.url).pathname;
     if (path === "/old") return new Response(null, { status: 307, headers: { location: "/mcp" } });
     if (path === "/away") {
