@@ -28,6 +28,7 @@ import { waitUntil } from "./fixtures/waits.ts";
 import { sharedPostgres } from "./fixtures/postgres.ts";
 import { scaleOutFlow } from "./fixtures/scale_out_flow.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 Deno.test("two replicas on PostgreSQL: registration, sign-in, tokens, refresh and HTTP sessions carry across", async (t) => {
   const { url } = await sharedPostgres();
@@ -50,6 +51,7 @@ servers:
   alpha:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
 oauth:
 ${idpSection(idp)}
