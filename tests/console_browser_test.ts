@@ -252,6 +252,22 @@ Deno.test("operator console in Chromium: sign-in, every page, revoke, disconnect
       await screenshot(page, "console-05-tools-after-actions");
     });
 
+    await t.step(
+      "Approve on a page drawn before the server changed the tool again approves nothing",
+      async () => {
+        // The page shows notes as held; the server changes it again and a list records that.
+        setup.vendor.change("notes", { description: "Notes, rewritten after the review" });
+        await waitUntil("the second change of notes to be held", async () => {
+          await client!.listTools();
+          return (await page.request.get(`${setup.url}/admin/tools`).then((r) => r.text()))
+            .includes("Notes, rewritten after the review");
+        });
+        await page.getByRole("button", { name: "Approve vendor notes as reviewed" }).click();
+        await page.getByText("Nothing was changed: the held definition is no longer").waitFor();
+        assert.deepEqual((await client!.listTools()).tools.map((tool) => tool.name), ["search"]);
+      },
+    );
+
     await t.step("Audit: events filtered by person, admin actions named", async () => {
       await page.goto(`${setup.url}/admin/audit?person=alice%40example.com`);
       const text = await page.locator("main").innerText();
