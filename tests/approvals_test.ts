@@ -22,6 +22,8 @@ import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import type { Store } from "../src/store/store.ts";
 import { runApprovalsCommand } from "../src/cli/approvals.ts";
+import { runGrantsCommand } from "../src/cli/grants.ts";
+import { ApprovalRecords } from "../src/mcp/approvals/approval_records.ts";
 import { systemClock } from "../src/core/clock.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -155,6 +157,18 @@ function leftOpen(store: Store): Store {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+}
+
+/** What main.ts hands an operator command, on the running gateway's own storage. */
+function operatorDeps(setup: Setup) {
+  return {
+    loadConfig: () => Promise.resolve(setup.gw.config),
+    openStore: () => Promise.resolve(leftOpen(setup.store)),
+    clock: systemClock,
+    defaultConfigPath: "config.yaml",
+    out: () => {},
+    err: () => {},
+  };
 }
 
 function textOf(result: unknown): string {
@@ -388,11 +402,7 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
         const out: string[] = [];
         const err: string[] = [];
         const code = await runApprovalsCommand(args, {
-          loadConfig: () => Promise.resolve(setup.gw.config),
-          // The gateway's own storage, left open for it.
-          openStore: () => Promise.resolve(leftOpen(setup.store)),
-          clock: systemClock,
-          defaultConfigPath: "config.yaml",
+          ...operatorDeps(setup),
           out: (line) => out.push(line),
           err: (line) => err.push(line),
         });
@@ -413,6 +423,30 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
           line.includes(id)
         ),
       );
+    });
+
+    await t.step("revoking the caller's grant ends the approval their call waits on", async () => {
+      const client = clients[0];
+      const asked = Promise.withResolvers<string>();
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.resolve((request.params as { url: string }).url);
+        return { action: "accept" };
+      });
+      const call = failure(client.callTool({ name: "echo", arguments: { revoked: true } }));
+      const id = (await within("the elicitation of the held call", asked.promise)).split("/")
+        .pop()!;
+      const revoked = await runGrantsCommand(
+        ["revoke", "--user", ALICE.email],
+        operatorDeps(setup),
+      );
+      assert.equal(revoked, 0);
+      const records = new ApprovalRecords(setup.store, systemClock);
+      await waitUntil(
+        "the approval to end with the grant",
+        async () => (await records.get(id))?.status === "ended",
+      );
+      assert.equal((await records.get(id))?.endedBecause, "the caller's access was revoked");
+      await within("the waiting call to end", call);
     });
 
     await t.step("metrics count each outcome", async () => {

@@ -109,7 +109,7 @@ export class SessionHolds {
   readonly #prefix = `gatehouse-approval-${randomHex(6)}-`;
   #next = 0;
   /** Calls waiting for a decision, by the client's request id. */
-  readonly #waiting = new Map<string, AbortController>();
+  readonly #waiting = new Map<string, AbortController & { approval?: ApprovalRecord }>();
   /** Ids of the elicitations sent, whose answers are the gateway's, not the backend's. */
   readonly #asked = new Set<string>();
   /** The backend's tools as the gateway listed them, by the names this session's client uses. */
@@ -170,9 +170,19 @@ export class SessionHolds {
     this.#waiting.get(idKey(id))?.abort();
   }
 
-  /** The session ended: every wait ends. */
+  /**
+   * The session ended: every wait ends. When it ended because the caller's grant was revoked,
+   * so do the approvals it waited on (nobody may use them now).
+   */
   close(): void {
-    for (const controller of this.#waiting.values()) controller.abort();
+    const grant = this.principal.grantId;
+    const revoked = grant !== undefined && this.settings.revoked?.(grant) === true;
+    for (const controller of this.#waiting.values()) {
+      controller.abort();
+      if (revoked && controller.approval) {
+        void this.end(controller.approval, "the caller's access was revoked").catch(() => {});
+      }
+    }
   }
 
   async #hold(request: RpcRequest, name: string, matches: RuleMatch[]): Promise<Verdict> {
@@ -320,7 +330,7 @@ export class SessionHolds {
 
   /** Waits for the decision on `record`, sending the client to the page first if it can go. */
   async #wait(request: RpcRequest, record: ApprovalRecord, elicit: boolean): Promise<Verdict> {
-    const controller = new AbortController();
+    const controller = Object.assign(new AbortController(), { approval: record });
     const key = idKey(request.id);
     this.#waiting.get(key)?.abort();
     this.#waiting.set(key, controller);
