@@ -6,10 +6,15 @@
  * an answer with a declared length is read whole (no stream machinery), a chunked or
  * open-ended one (an SSE stream) streams as it arrives.
  *
- * A request is sent again only when that cannot run it twice (RFC 9112 §9.3.1.1): an idempotent
- * one (GET, HEAD, PUT, DELETE, OPTIONS) whose reused connection died before answering, or any
- * request none of which was written. A POST (every MCP call) that may have reached the backend
- * is never resent; the pool (http1_pool.ts) works to hand out only live connections instead.
+ * A request whose reused keep-alive connection ends before a single byte of the answer is sent
+ * again, once, on a new connection: an idempotent one (GET, HEAD, PUT, DELETE, OPTIONS), any
+ * request none of which was written, and a POST (every MCP call) whose connection ended within
+ * QUICK_CLOSE_MS of its writing. That last is the race a kept-alive client meets when the
+ * server closed (or was restarted) as the request went out: a backend restarted between two
+ * calls gave the next `initialize` a 502. It is what browsers do (RFC 9112 §9.3.1.1 lets a
+ * client that knows more retry); a POST that had the backend busy longer, or that failed on a
+ * new connection, is never resent, since the backend may have run it. The pool (http1_pool.ts)
+ * works to hand out only live connections first.
  *
  * What it does not do, on purpose: follow redirects (the SDK handles them, within the origin),
  * cookies, caches, HTTP/2. Compressed answers are decoded (gzip, deflate) though none is asked
@@ -62,6 +67,13 @@ const DEFAULTS: Required<Http1ClientOptions> = {
 const NOT_RETRIED =
   "the backend closed the connection before answering; the request was not retried because it may have been processed";
 
+/**
+ * A POST whose reused connection ended this soon after it was written, without a byte of
+ * answer, met a connection the server had closed: sent again once. Later, the backend was
+ * working on it (a crash or a timeout of its own), and it is not.
+ */
+export const QUICK_CLOSE_MS = 1_000;
+
 /** Methods a server must be able to receive twice with the effect of once (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]);
 
@@ -113,6 +125,7 @@ export class Http1Client {
         connection.close();
         throw signal.reason;
       }
+      const sentAt = this.#options.clock.now();
       try {
         return await this.#exchange(connection, method, request, signal);
       } catch (error) {
@@ -124,8 +137,12 @@ export class Http1Client {
             : new TypeError(describe(error, url), { cause: error });
         }
         // A kept-alive connection the server closed just as the request went out: sent again
-        // once on a new connection, if the backend cannot have read it or may read it twice.
-        if (connection.reused && attempt === 0 && (idempotent || !error.written)) continue;
+        // once on a new connection, if the backend cannot have read it, may read it twice, or
+        // closed the connection too soon to have been working on it.
+        const quick = this.#options.clock.now() - sentAt < QUICK_CLOSE_MS;
+        if (connection.reused && attempt === 0 && (idempotent || !error.written || quick)) {
+          continue;
+        }
         if (error.written && !idempotent) {
           throw new TypeError(`${NOT_RETRIED} (${url.host})`, { cause: error.cause });
         }
