@@ -57,6 +57,12 @@ admin:
       assert.equal(main.status, 404);
       await main.body?.cancel();
 
+      // The console's login cookie is its own: the gateway's, on the same host, is left alone.
+      const start = await fetch(`${consoleUrl}/admin`, { redirect: "manual" });
+      await start.body?.cancel();
+      assert.equal(start.status, 302);
+      assert.match(start.headers.get("set-cookie") ?? "", /^gatehouse_console_login=/);
+
       idp.loginAs = { email: "ops@example.com" };
       const ops = new UserAgent();
       const opened = await ops.follow(`${consoleUrl}/admin/people`, () => false);

@@ -48,12 +48,18 @@ export interface LoginStatesOptions {
   store: Store;
   clock: Clock;
   cookies: CookiePolicy;
+  /** The cookie's name; LOGIN_COOKIE unless a second sign-in shares the host (the console's). */
+  cookieName?: string;
   /** How long the person has to come back from the identity provider. */
   ttlMs: number;
 }
 
 export class LoginStates {
-  constructor(private readonly options: LoginStatesOptions) {}
+  readonly #name: string;
+
+  constructor(private readonly options: LoginStatesOptions) {
+    this.#name = options.cookieName ?? LOGIN_COOKIE;
+  }
 
   /** Draws a fresh state, nonce, verifier and binding, and keeps the login until it returns. */
   async begin(purpose: LoginPurpose): Promise<StartedLogin> {
@@ -69,7 +75,7 @@ export class LoginStates {
       expiresAt: clock.now() + ttlMs,
     };
     await store.set(KEYS.login(await sha256Base64Url(state)), login, login.expiresAt);
-    return { state, login, cookie: setCookie(cookies, LOGIN_COOKIE, binding, ttlMs / 1000) };
+    return { state, login, cookie: setCookie(cookies, this.#name, binding, ttlMs / 1000) };
   }
 
   /**
@@ -82,7 +88,7 @@ export class LoginStates {
       ? await store.consume<LoginState>(KEYS.login(await sha256Base64Url(state)))
       : undefined;
     if (!state || !login || login.expiresAt <= clock.now()) return { ok: false, reason: "expired" };
-    const binding = readCookie(request.headers.get("cookie"), cookies, LOGIN_COOKIE);
+    const binding = readCookie(request.headers.get("cookie"), cookies, this.#name);
     const bound = binding !== undefined && await matchesHash(binding, login.bindingHash);
     if (!bound) return { ok: false, reason: "elsewhere" };
     return { ok: true, state, login };
@@ -90,6 +96,6 @@ export class LoginStates {
 
   /** Set-Cookie header removing the binding once the login is over. */
   clearCookie(): string {
-    return clearCookie(this.options.cookies, LOGIN_COOKIE);
+    return clearCookie(this.options.cookies, this.#name);
   }
 }

@@ -42,6 +42,9 @@ export class ConsoleSignIn {
         store: deps.store,
         clock: deps.clock,
         cookies: deps.cookies,
+        // Apart from the gateway's own login cookie: browsers send both when the two share a
+        // host name on different ports.
+        cookieName: "gatehouse_console_login",
         ttlMs: LOGIN_TTL_MS,
       }),
     });
