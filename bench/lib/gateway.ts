@@ -5,7 +5,7 @@
  * issued through its normal flow.
  */
 import { RUNTIME_PERMISSIONS } from "../../scripts/compile.ts";
-import { startIdp, type TestIdp } from "../../tests/fixtures/idp.ts";
+import { type IdpOptions, startIdp, type TestIdp } from "../../tests/fixtures/idp.ts";
 import { exchangeCode, obtainCode, registerClient } from "../../tests/fixtures/oauth_raw.ts";
 import { UserAgent } from "../../tests/fixtures/user_agent.ts";
 import { freePort, type Running, startDeno, waitForOk } from "./processes.ts";
@@ -38,6 +38,8 @@ export async function startGateway(
   servers: string,
   options: {
     oauth?: boolean;
+    /** The test IdP's options (refresh tokens, a token exchange), with `oauth`. */
+    idp?: IdpOptions;
     extra?: string;
     env?: Record<string, string>;
     /** More `deno run` flags (the memory scenario's `--inspect`). */
@@ -50,7 +52,7 @@ export async function startGateway(
 ): Promise<BenchGateway> {
   const port = freePort();
   const url = options.https ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
-  const idp = options.oauth ? await startIdp([`${url}/oauth/callback`]) : undefined;
+  const idp = options.oauth ? await startIdp([`${url}/oauth/callback`], options.idp) : undefined;
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-" });
   const oauth = idp
     ? `oauth:
