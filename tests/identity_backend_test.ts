@@ -11,6 +11,9 @@ import { type IdentityBackend, startIdentityBackend } from "./fixtures/identity_
 import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { idpSection } from "./fixtures/oauth_gateway.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
 
 const NAMES = [
   "x-gatehouse-user",
@@ -50,6 +53,11 @@ servers:
   combo:
     transport: aggregate
     servers: [crm, desk]
+  local:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    env: { ${DENO_DIR_YAML}, WHO: "{{user.id}}", TEAMS: "{{user.groups}}" }
 oauth:
 ${
         idpSection(idp).replace(
@@ -77,7 +85,7 @@ interface Person {
 async function signIn(s: Setup, email: string, groups?: string[]): Promise<Person> {
   s.idp.loginAs = { email, ...(groups && { claims: { groups } }) };
   const client = await registerClient(s.gw.url);
-  const resources = ["crm", "desk", "plain", "combo"].map((name) => `${s.gw.url}/${name}`);
+  const resources = ["crm", "desk", "plain", "combo", "local"].map((name) => `${s.gw.url}/${name}`);
   const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
     resource: resources,
   })).get("code")!;
@@ -270,5 +278,49 @@ Deno.test("identity headers a client sends never reach a backend", async (t) => 
         }
       });
     }
+  });
+});
+
+Deno.test("a stdio backend gets each person's groups as {{user.groups}} in its environment", async () => {
+  await withGateway(async (s) => {
+    const alice = await signIn(s, "alice@example.com", ["eng", "R&D, Paris"]);
+    const bob = await signIn(s, "bob@example.com");
+    /** The environment of the process that answered the person's `pid` call. */
+    const environment = async (person: Person) => {
+      const response = await fetch(`${s.gw.url}/local/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${person.token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "pid",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "pid",
+            arguments: {},
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+      });
+      const body = await response.json();
+      assert.ok(body.result, JSON.stringify(body));
+      const pid = body.result.content[0].text;
+      const entries = (await Deno.readTextFile(`/proc/${pid}/environ`)).split("\0");
+      return Object.fromEntries(entries.filter(Boolean).map((e) => e.split(/=(.*)/s).slice(0, 2)));
+    };
+    const [a, b] = await Promise.all([environment(alice), environment(bob)]);
+    assert.equal(a.WHO, "oidc:alice-example-com");
+    assert.equal(a.TEAMS, "eng,R&D%2C%20Paris");
+    assert.equal(b.WHO, "oidc:bob-example-com");
+    assert.equal(b.TEAMS, "");
   });
 });
