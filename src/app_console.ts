@@ -135,7 +135,7 @@ export function consoleSources(parts: ConsoleParts): ConsoleSources {
           transport: server.transport,
           share,
           revision: server.protocol === "auto"
-            ? parts.revisions?.get(revisionKey(server)) ?? "auto (not learned yet)"
+            ? parts.revisions?.get(revisionKey(server)) ?? "auto"
             : server.protocol,
           sessions: live,
           processes: share === "session" ? live : pooled.get(server.name) ?? 0,

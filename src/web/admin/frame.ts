@@ -46,6 +46,7 @@ thead th { font-weight: 650; color: var(--muted); font-size: .85rem; white-space
 tbody th { white-space: nowrap; }
 td.num { font-variant-numeric: tabular-nums; }
 .card + .card { margin-top: 20px; }
+.card { overflow-x: auto; }
 .card { padding: 20px 24px; }
 .facts-row { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 0 0 4px; }
 .facts-row div { min-width: 120px; }

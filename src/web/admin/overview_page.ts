@@ -34,7 +34,7 @@ export function serverState(
     const code = failure.errorCode === undefined ? "" : ` (${failure.errorCode})`;
     return {
       state: "failing",
-      detail: `last error ${failure.outcome}${code}, ${ago(failure.at, now)}`,
+      detail: `last failure: ${failure.outcome}${code}, ${ago(failure.at, now)}`,
     };
   }
   if ((last === undefined || now - last > IDLE_MS) && row.sessions === 0) {
@@ -112,7 +112,9 @@ function serverRow(ctx: ConsoleContext, sources: ConsoleSources, row: ServerRow)
           .share
         ? html`<div class="small muted">share: ${row.share}</div>`
         : ""}</td>
-      <td>${row.revision}</td>
+      <td>${row.revision === "auto"
+        ? html`auto <div class="small muted">not learned yet</div>`
+        : row.revision}</td>
       <td
         class="state-cell"><span class="state ${state.state}" data-live="state-${row.name}">${state
           .state}</span>
