@@ -5,9 +5,11 @@
  * aggregate and each on its own, read by the SDK clients of both revisions.
  *
  * The ext-apps `basic-host` example, a host that renders the UIs, is not published to npm (only
- * the servers and `@modelcontextprotocol/ext-apps` are), so no browser shows them here; what a
- * host does before it renders is checked instead: each tool names a UI, and reading that URI
- * through the aggregate returns that member's own HTML, byte for byte.
+ * the servers and `@modelcontextprotocol/ext-apps` are), and the MCP Inspector 2.x, which renders
+ * them, needs Node 22 and does not install under Deno (its dependency
+ * napi-windows-process-start-time is not resolvable), so no browser shows them here; what a host
+ * does before it renders is checked instead: each tool names a UI, and reading that URI through
+ * the aggregate returns that member's own HTML, byte for byte.
  */
 import assert from "node:assert/strict";
 import { startGateway, type TestGateway } from "./fixtures/gateway.ts";
