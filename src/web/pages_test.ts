@@ -5,6 +5,7 @@ import type { GrantView } from "../oauth/grant_admin.ts";
 
 /** A name that, shown as given, reads "Gatehouse Admin" and hides what follows U+202E. */
 const REORDERING = "Gatehouse Admin\u202e\u2066 moc.live\u2069\u0007";
+// deno-lint-ignore no-control-regex
 const BIDI_OR_CONTROL = /[\u0000-\u001f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 Deno.test("consentPage() shows a client's chosen name isolated, its bidi and control characters replaced", async () => {
