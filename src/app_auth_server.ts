@@ -53,6 +53,8 @@ export interface AuthServerDeps {
   revocations: Revocations;
   /** The servers' `access:` and `tools:`, compiled for this configuration. */
   policies: Policies;
+  /** Where audit events go (token exchanges); the logger by default. */
+  auditLogger?: Logger;
 }
 
 /** The authorization server's parts, wired together. */
@@ -255,6 +257,7 @@ export async function createAuthServer(
       provider: idp,
       clock,
       logger,
+      auditLogger: deps.auditLogger ?? logger,
       pageUrl: `${issuer}/my/access`,
     }),
     grants: grantAdmin,

@@ -153,6 +153,9 @@ Deno.test("kind: exchange: each person's backend token comes from the IdP's exch
     assert.equal(s.idp.grants.refresh_token, 1);
     assert.equal(s.policy.issued, 4);
 
+    const issued = s.gw.logs.map((line) => JSON.parse(line))
+      .filter((line) => line.event === "token_exchange" && line.outcome === "issued");
+    assert.equal(issued.length, 4, "one audit line per token issued");
     // No token, the exchange's or the IdP's, is ever logged.
     const logs = s.gw.logs.join("\n");
     for (const token of [ta, tb, renewed]) assert.ok(!logs.includes(token.split(".")[2]));
@@ -195,6 +198,18 @@ Deno.test("kind: exchange: an IdP that is down gives a retryable error, and the 
       s.gw.logs.some((line) =>
         line.includes("token exchange failed: the identity provider could not be asked")
       ),
+    );
+    // The audit trail says so, naming the person, the server and the audience.
+    const audits = s.gw.logs.map((line) => JSON.parse(line))
+      .filter((line) => line.msg === "audit" && line.event === "token_exchange");
+    assert.deepEqual(
+      audits.map(({ server, user, audience, outcome }) => ({ server, user, audience, outcome })),
+      [{
+        server: "ledger",
+        user: "oidc:alice-example-com",
+        audience: "ledger-api",
+        outcome: "unavailable",
+      }],
     );
     s.idp.down = false;
     bearerOf(await whoami(s, alice));

@@ -17,6 +17,7 @@ import { CredentialRequiredError } from "../core/credential_required.ts";
 import { GatehouseError } from "../core/errors.ts";
 import { accessTokenLive, type IdpTokens } from "../core/idp_tokens.ts";
 import type { Logger } from "../observability/logger.ts";
+import { auditTokenExchange } from "../observability/audit.ts";
 import type { IdpTokenVault } from "./idp_token_vault.ts";
 
 /** An issued token is used until this long before it expires. */
@@ -51,6 +52,8 @@ export class TokenExchange {
       provider: IdpExchanger;
       clock: Clock;
       logger: Logger;
+      /** Where each exchange is recorded: issued, refused or unavailable (never the token). */
+      auditLogger: Logger;
       /** Where a person is sent when they must sign in again or may not use a backend. */
       pageUrl: string;
     },
@@ -93,6 +96,7 @@ export class TokenExchange {
       : Math.max(0, issued.expiresIn * 1000 - EXCHANGE_MARGIN_MS);
     if (this.#kept.size >= CACHE_LIMIT) this.#kept.delete(this.#kept.keys().next().value!);
     this.#kept.set(key, { token: issued.token, until: clock.now() + lifetime });
+    this.#audit(user, server, spec, "issued");
     return issued.token;
   }
 
@@ -101,6 +105,7 @@ export class TokenExchange {
     const { vault, provider, clock } = this.options;
     const kept = await vault.read(user);
     if (!kept.tokens) {
+      this.#audit(user, server, spec, "refused", "no sign-in of theirs is kept");
       throw this.#signInAgain(
         server,
         spec,
@@ -121,17 +126,14 @@ export class TokenExchange {
   #failure(error: unknown, user: string, server: string, spec: ExchangeUserToken): Error {
     if (!(error instanceof GatehouseError)) return error as Error;
     if (error.code === "refused" || error.code === "revoked") {
-      this.options.logger.info("the identity provider refused a token for the person", {
-        server,
-        user,
-        reason: error.message,
-      });
+      this.#audit(user, server, spec, "refused", error.message);
       return new CredentialRequiredError(
         server,
         this.options.pageUrl,
         `The company sign-in gave no ${spec.displayName} token for you (${error.message}): sign in again through your MCP client; if that does not help, you may not be allowed to use ${spec.displayName}.`,
       );
     }
+    this.#audit(user, server, spec, "unavailable", error.message);
     this.options.logger.warn("token exchange failed: the identity provider could not be asked", {
       server,
       user,
@@ -141,6 +143,22 @@ export class TokenExchange {
     return new ExchangeUnavailableError(
       `The company identity provider could not be asked for your ${spec.displayName} token (${error.code}); try again in a minute.`,
     );
+  }
+
+  #audit(
+    user: string,
+    server: string,
+    spec: ExchangeUserToken,
+    outcome: "issued" | "refused" | "unavailable",
+    reason?: string,
+  ): void {
+    auditTokenExchange(this.options.auditLogger, {
+      server,
+      user,
+      audience: spec.audience,
+      outcome,
+      ...(reason !== undefined && { reason }),
+    });
   }
 
   #signInAgain(server: string, spec: ExchangeUserToken, why: string): CredentialRequiredError {

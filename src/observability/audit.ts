@@ -91,3 +91,22 @@ export interface IdJagAudit {
 export function auditIdJag(logger: Logger, event: IdJagAudit): void {
   logger.info("audit", { event: "id_jag", ...event });
 }
+
+/**
+ * A token the gateway asked the company identity provider for as a person (`userToken.kind:
+ * exchange`): issued, refused (the person hears they may not, or must sign in again), or not
+ * obtained because the provider could not be asked. Never the token. Logged as an "audit" line
+ * with `event: "token_exchange"`.
+ */
+export interface TokenExchangeAudit {
+  server: string;
+  user: string;
+  audience: string;
+  outcome: "issued" | "refused" | "unavailable";
+  reason?: string;
+}
+
+export function auditTokenExchange(logger: Logger, exchange: TokenExchangeAudit): void {
+  const write = exchange.outcome === "issued" ? logger.info : logger.warn;
+  write.call(logger, "audit", { event: "token_exchange", ...exchange });
+}
