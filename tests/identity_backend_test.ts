@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import * as jose from "jose";
 import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { startIdp, type TestIdp } from "./fixtures/idp.ts";
-import { type IdentityBackend, startIdentityBackend } from "./fixtures/identity_backend.ts";
+import {
+  type IdentityBackend,
+  startIdentityBackend,
+  startIdentitySseBackend,
+} from "./fixtures/identity_backend.ts";
 import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { idpSection } from "./fixtures/oauth_gateway.ts";
@@ -27,10 +31,12 @@ interface Setup {
   gw: TestGateway;
   idp: TestIdp;
   backend: IdentityBackend;
+  sse: IdentityBackend;
 }
 
 async function withGateway(test: (s: Setup) => Promise<void>) {
   const backend = await startIdentityBackend();
+  const sse = await startIdentitySseBackend();
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`]);
   let gw: TestGateway | undefined;
@@ -50,6 +56,10 @@ servers:
   plain:
     transport: streamable-http
     url: ${backend.url}
+  legacy:
+    transport: sse
+    url: ${sse.url}
+    identity: { headers: true, assertion: true }
   combo:
     transport: aggregate
     servers: [crm, desk]
@@ -68,12 +78,13 @@ ${
 `,
       { IDP_SECRET: idp.clientSecret },
     );
-    await test({ gw, idp, backend });
+    await test({ gw, idp, backend, sse });
   } finally {
     if (gw) await gw.close();
     else await socket.close();
     await idp.close();
     await backend.close();
+    await sse.close();
   }
 }
 
@@ -85,7 +96,9 @@ interface Person {
 async function signIn(s: Setup, email: string, groups?: string[]): Promise<Person> {
   s.idp.loginAs = { email, ...(groups && { claims: { groups } }) };
   const client = await registerClient(s.gw.url);
-  const resources = ["crm", "desk", "plain", "combo", "local"].map((name) => `${s.gw.url}/${name}`);
+  const resources = ["crm", "desk", "plain", "combo", "local", "legacy"].map((name) =>
+    `${s.gw.url}/${name}`
+  );
   const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
     resource: resources,
   })).get("code")!;
@@ -322,5 +335,24 @@ Deno.test("a stdio backend gets each person's groups as {{user.groups}} in its e
     assert.equal(a.TEAMS, "eng,R&D%2C%20Paris");
     assert.equal(b.WHO, "oidc:bob-example-com");
     assert.equal(b.TEAMS, "");
+  });
+});
+
+Deno.test("a legacy SSE backend is told who calls on its stream and on every message", async () => {
+  await withGateway(async (s) => {
+    const alice = await signIn(s, "alice@example.com", ["eng"]);
+    for (const call of [call2026, call2025]) {
+      const told = await call(s, alice, "legacy", "whoami", { "x-gatehouse-user": "mallory" });
+      assert.equal(told["x-gatehouse-user"], "oidc:alice-example-com");
+      assert.equal(told["x-gatehouse-groups"], "eng");
+      await jose.jwtVerify(told["x-gatehouse-assertion"], jwks(s), {
+        audience: `${s.gw.url}/legacy`,
+      });
+    }
+    const stream = s.sse.seen.filter((seen) => seen.method === "GET /sse");
+    assert.ok(stream.length > 0);
+    for (const seen of s.sse.seen) {
+      assert.equal(seen.headers["x-gatehouse-user"], "oidc:alice-example-com", seen.method);
+    }
   });
 });
