@@ -209,6 +209,38 @@ ${stdioExample("react", EXAMPLES.react)}${stdioExample("vue", EXAMPLES.vue)}  ap
   }
 });
 
+Deno.test("MCP Apps: behind a server's own URL too, a denied tool's UI is not read, in both revisions", async () => {
+  await cache(EXAMPLES.react);
+  const gw = await startGateway(`
+servers:
+${stdioExample("react", EXAMPLES.react, '    tools: { deny: ["get-time"] }\n')}`);
+  try {
+    const client = await v1Client(gw, "react", { extensions: UI });
+    try {
+      assert.deepEqual((await client.listTools()).tools, []);
+      // Read before any list too: the session lists the server's tools itself to judge it.
+      const refused = await client.readResource({ uri: APP_URI }).catch((error) => error);
+      assert.ok(refused instanceof Error, "the denied tool's UI is not read");
+      assert.match(
+        refused.message,
+        /the resource ui:\/\/get-time\/mcp-app\.html is the interface of a tool that is not available to you on the server "react"/,
+      );
+    } finally {
+      await client.close();
+    }
+    const v2 = await connectV2Client(`${gw.url}/react/mcp`, { token: TOKEN });
+    try {
+      const refused = await v2.client.readResource({ uri: APP_URI }).catch((error) => error);
+      assert.ok(refused instanceof Error, "nor by a 2026 client");
+      assert.match(refused.message, /not available to you/);
+    } finally {
+      await v2.close();
+    }
+  } finally {
+    await gw.close();
+  }
+});
+
 Deno.test("MCP Apps: the UI extension a client declares reaches the backend on every lane", async (t) => {
   const minimal = (name: string, extra = "") =>
     `  ${name}:

@@ -7,8 +7,10 @@
  */
 import type { JSONRPCMessage } from "../../sdk.ts";
 import type { ToolGate } from "../../core/tool_gate.ts";
-import type { RpcRequest } from "../protocol/jsonrpc.ts";
+import type { RpcRequest, RpcResponse } from "../protocol/jsonrpc.ts";
 import { toolRefusal } from "../tools/tool_gate.ts";
+import { uiReadRefusal } from "../tools/ui_gate.ts";
+import { isUiUri } from "../protocol/mcp_apps.ts";
 import { SessionTools } from "../tools/session_tools.ts";
 import type { ClientSide, SessionHolds } from "../approvals/call_hold.ts";
 import { OwnRequests } from "../tools/own_requests.ts";
@@ -25,6 +27,8 @@ export interface CallChecks {
   gate?: ToolGate;
   holds?: SessionHolds;
   tools?: SessionTools;
+  /** One page of the backend's tools/list, asked by the gateway itself. */
+  list(cursor?: string): Promise<RpcResponse>;
 }
 
 /** What of a session's options its checks are made from (session.ts's `SessionOptions`). */
@@ -43,6 +47,8 @@ export function callChecks(
   side: ClientSide & { send(message: JSONRPCMessage): Promise<void> },
 ): CallChecks {
   const own = new OwnRequests(options.clock, options.requestTimeoutMs);
+  const list = (cursor?: string) =>
+    own.ask(side.send, "tools/list", cursor === undefined ? {} : { cursor });
   const tools = options.toolIntegrity &&
     new SessionTools(options.toolIntegrity, options.server, {
       tell: (message) => side.deliver(message),
@@ -54,10 +60,8 @@ export function callChecks(
     own,
     gate: options.toolGate,
     tools,
-    holds: options.holds?.({
-      ...side,
-      list: (cursor) => own.ask(side.send, "tools/list", cursor === undefined ? {} : { cursor }),
-    }),
+    list,
+    holds: options.holds?.({ ...side, list }),
   };
 }
 
@@ -66,6 +70,12 @@ export function callRefusal(
   request: RpcRequest,
   checks: CallChecks,
 ): Maybe<JSONRPCMessage | undefined> {
+  if (request.method === "resources/read") {
+    // A UI (MCP Apps) only tools the caller may not use show is not read either.
+    return checks.gate && isUiUri(request.params?.uri)
+      ? uiReadRefusal(request, checks.gate, checks.server, checks.list)
+      : undefined;
+  }
   if (request.method !== "tools/call") return undefined;
   const name = request.params?.name;
   if (checks.gate && !(typeof name === "string" && checks.gate.allows(name))) {
