@@ -28,7 +28,7 @@ export interface CallChecks {
   holds?: SessionHolds;
   tools?: SessionTools;
   /** One page of the backend's tools/list, asked by the gateway itself. */
-  list(cursor?: string): Promise<RpcResponse>;
+  list?(cursor?: string): Promise<RpcResponse>;
 }
 
 /** What of a session's options its checks are made from (session.ts's `SessionOptions`). */
@@ -72,7 +72,7 @@ export function callRefusal(
 ): Maybe<JSONRPCMessage | undefined> {
   if (request.method === "resources/read") {
     // A UI (MCP Apps) only tools the caller may not use show is not read either.
-    return checks.gate && isUiUri(request.params?.uri)
+    return checks.gate && checks.list && isUiUri(request.params?.uri)
       ? uiReadRefusal(request, checks.gate, checks.server, checks.list)
       : undefined;
   }
