@@ -113,7 +113,7 @@ trustedProxies: [127.0.0.1]
     assert.equal(args.length, 1, log);
     assert.equal(args[0].level, "warn");
     assert.equal(args[0].path, "servers.tracker.args.2");
-    assert.equal(args[0].line, 8);
+    assert.equal(args[0].line, 9);
     assert.equal(args[0].problem, "puts the person's token on the backend's command line");
     assert.equal(
       args[0].hint,
