@@ -49,7 +49,7 @@ import {
 } from "./app_console_readings.ts";
 import type { Revocations } from "./oauth/revocations.ts";
 import { type ApprovalParts, approvalParts } from "./app_approvals.ts";
-import { createBackendIdentity, personTokens } from "./app_identity.ts";
+import { createBackendIdentity, personTokens, tellsClient } from "./app_identity.ts";
 
 export interface Gateway {
   fetch(request: Request, info?: { remoteAddr?: { hostname?: string } }): Promise<Response>;
@@ -231,6 +231,7 @@ export async function createGateway(
     config.limits.requestTimeoutMs,
     revocations && ((grant) => revocations.has(grant)),
   );
+  links.perClient = (server) => tellsClient(server, config.servers);
   if (revocations && !carriedRevocations) {
     await watchRevocations(revocations, sessions, links, logger);
   }

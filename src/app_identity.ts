@@ -3,7 +3,7 @@
  * in storage (one set for every replica), the assertions signed with them, what each HTTP
  * backend of a person's session is told, and the person's tokens their backends use.
  */
-import type { ResolvedConfig } from "./config/types.ts";
+import type { ResolvedConfig, ServerConfig } from "./config/types.ts";
 import type { Clock } from "./core/clock.ts";
 import type { Principal } from "./core/principal.ts";
 import { AssertionKeys } from "./credentials/assertion_keys.ts";
@@ -78,4 +78,17 @@ export function personTokens(
         if (changedUser === user) listener(server);
       }),
   };
+}
+
+/**
+ * Whether `server`'s backend, or one of an aggregate's members, is told which client calls: a
+ * 2026 client's links to it are then per client (stateless_links.ts), so each is named rightly.
+ */
+export function tellsClient(server: ServerConfig, servers: ResolvedConfig["servers"]): boolean {
+  const told = (one: ServerConfig | undefined) =>
+    one !== undefined && one.transport !== "stdio" && one.transport !== "aggregate" &&
+    (one.identity.headers || one.identity.assertion);
+  return server.transport === "aggregate"
+    ? server.members.some((member) => told(servers.get(member)))
+    : told(server);
 }

@@ -356,3 +356,18 @@ Deno.test("a legacy SSE backend is told who calls on its stream and on every mes
     }
   });
 });
+
+Deno.test("two clients of one person are each named as the client, on a server and through an aggregate (2026 links per client)", async () => {
+  await withGateway(async (s) => {
+    const first = await signIn(s, "alice@example.com", ["eng"]);
+    const second = await signIn(s, "alice@example.com", ["eng"]);
+    assert.notEqual(first.clientId, second.clientId);
+    for (const [server, tool] of [["crm", "whoami"], ["combo", "crm.whoami"]]) {
+      for (const person of [first, second, first]) {
+        const told = await call2026(s, person, server, tool);
+        assert.equal(told["x-gatehouse-client"], person.clientId, `${server} ${tool}`);
+        assert.equal(jose.decodeJwt(told["x-gatehouse-assertion"]).client_id, person.clientId);
+      }
+    }
+  });
+});

@@ -195,6 +195,12 @@ export class StatelessLinks {
   /** Listen streams, by `person\nserver`: what the person's links hear unasked goes there. */
   readonly #listeners = new Map<string, Set<(notification: RpcNotification) => void>>();
 
+  /**
+   * Whether a server's links are per client as well as per person: its backend (or an
+   * aggregate's member) is told which client calls. Set by the gateway for its configuration.
+   */
+  perClient: (server: ServerConfig) => boolean = toldWhichClient;
+
   constructor(
     private readonly sessions: SessionRegistry,
     private readonly clock: Clock,
@@ -221,7 +227,7 @@ export class StatelessLinks {
     principal: Principal,
     forInput = false,
   ): Promise<StatelessLink> {
-    const key = personAndServer(principal, server);
+    const key = personAndServer(principal, server, this.perClient);
     let pool = this.#pools.get(key);
     if (!pool) this.#pools.set(key, pool = new Set());
     // The usual case first, without a copy of the pool or a turn of the event loop: an open
@@ -277,7 +283,7 @@ export class StatelessLinks {
     principal: Principal,
     listener: (notification: RpcNotification) => void,
   ): () => void {
-    const key = personAndServer(principal, server);
+    const key = personAndServer(principal, server, this.perClient);
     let listeners = this.#listeners.get(key);
     if (!listeners) this.#listeners.set(key, listeners = new Set());
     listeners.add(listener);
@@ -291,7 +297,7 @@ export class StatelessLinks {
 
   async #open(server: ServerConfig, principal: Principal): Promise<StatelessLink> {
     const session = await this.sessions.open(server, principal);
-    const key = personAndServer(principal, server);
+    const key = personAndServer(principal, server, this.perClient);
     let link: StatelessLink | undefined;
     const channel = new LinkChannel(
       (message) => void session.fromClient(message),
@@ -335,12 +341,20 @@ export class StatelessLinks {
 }
 
 /** What the pools and listeners are kept by: one person's links to one server, per groups. */
-function personAndServer(principal: Principal, server: ServerConfig): string {
+function personAndServer(
+  principal: Principal,
+  server: ServerConfig,
+  perClient: (server: ServerConfig) => boolean,
+): string {
   // The groups too: a link's session checks tools against the groups it was opened with, and
   // two tokens of one person may carry different ones (signed in before and after a change).
   const key = `${principal.id}\n${server.name}\n${principal.groups?.join("\n") ?? ""}`;
   // A backend told who calls (`identity:`) is told the client too: each client its own link.
-  const told = server.transport !== "stdio" && server.transport !== "aggregate" &&
+  return perClient(server) ? `${key}\n\0client\n${principal.clientId ?? ""}` : key;
+}
+
+/** Whether a server's backend is told which client calls (`identity:`); members are not known. */
+function toldWhichClient(server: ServerConfig): boolean {
+  return server.transport !== "stdio" && server.transport !== "aggregate" &&
     (server.identity.headers || server.identity.assertion);
-  return told ? `${key}\n\0client\n${principal.clientId ?? ""}` : key;
 }
