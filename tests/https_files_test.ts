@@ -266,6 +266,11 @@ Deno.test("connections waiting for their TLS handshake count against connections
   const gw = await startHttpsGateway(s.yaml, s.caA.cert);
   const silent: Deno.Conn[] = [];
   try {
+    // The start-up's /health connection closes first (it would be the first to make room).
+    await waitUntil("the start-up's connection to be closed", async () => {
+      const metrics = await fetch(`http://127.0.0.1:${gw.metricsPort}/metrics`);
+      return /gatehouse_connections_open 0\b/.test(await metrics.text());
+    });
     // Two connections that never begin a handshake fill the cap…
     for (let i = 0; i < 2; i++) {
       silent.push(await Deno.connect({ hostname: "127.0.0.1", port: gw.port }));

@@ -1,9 +1,12 @@
 /**
- * One client connection through the TCP front (tcp_front.ts): its request framing, when its
- * current phase began and when it was last active, its two sockets; and the answers the front
- * writes itself when it refuses a connection or a request.
+ * One client connection through the TCP front (tcp_front.ts): its request framing, where its
+ * answers end (response_framing.ts), when its current phase began and when it was last active,
+ * its two sockets; the front's limits and events; and the answers the front writes itself when
+ * it refuses a connection (`Refusals`: over TLS after the handshake) or a request.
  */
+import type { Clock } from "../core/clock.ts";
 import { type FramingError, RequestFraming } from "./request_framing.ts";
+import { ResponseFraming } from "./response_framing.ts";
 
 const encoder = new TextEncoder();
 
@@ -41,6 +44,35 @@ export const HEADER_TIMEOUT = errorResponse(
  */
 export const SERVER_REFUSES = encoder.encode("\0 / HTTP/1.1\r\n\r\n");
 
+export interface FrontLimits {
+  maxConnections: number;
+  headerTimeoutMs: number;
+  bodyTimeoutMs: number;
+  idleTimeoutMs: number;
+  sendTimeoutMs: number;
+}
+
+export interface FrontEvents {
+  /**
+   * A connection refused at the cap or for want of a socket, or one waiting for its request
+   * head dropped at the cap to make room for a new one.
+   */
+  shed?(reason: "connection_limit" | "evicted" | "no_descriptors"): void;
+  /** A connection closed by a limit. */
+  timedOut?(which: TimeLimit): void;
+  /** A TLS handshake that failed (a client that does not trust the certificate, plain HTTP). */
+  handshakeFailed?(): void;
+}
+
+export type TimeLimit = "handshake" | "header" | "body" | "idle" | "send";
+
+/** Where client connections come from: a TCP listener, or the TLS port (TLS connections). */
+export interface FrontListener {
+  accept(): Promise<ClientConn>;
+  close(): void;
+  readonly addr: Deno.Addr;
+}
+
 /** What the front uses of a client connection: a TCP one, or the TLS port's (tls/tls_port.ts). */
 export type ClientConn = Pick<Deno.Conn, "read" | "write" | "close" | "remoteAddr">;
 
@@ -54,6 +86,10 @@ export function isEmfile(error: unknown): boolean {
 
 export class FrontConnection {
   readonly framing: RequestFraming;
+  /** Where the server's answers end: whether every request forwarded has been answered. */
+  readonly responses = new ResponseFraming();
+  /** The client half-closed after whole requests: closed once they are answered. */
+  clientEnded = false;
   /** When the current phase began (for the first request: when the connection was accepted). */
   phaseSince: number;
   lastActivity: number;
@@ -73,6 +109,16 @@ export class FrontConnection {
     this.phaseSince = this.lastActivity = now;
   }
 
+  /**
+   * Between requests: every request forwarded has been answered, all of it taken by the client,
+   * and nothing of a next one has come. Such a connection may be closed to make room.
+   */
+  get betweenRequests(): boolean {
+    return !this.closed && this.forwardedAny && this.framing.phase === "idle" &&
+      this.writingSince === 0 && this.responses.pending === 0 && !this.responses.opaque &&
+      this.refusalAfterAnswers === undefined;
+  }
+
   /** Waiting for a request head: part of one has come, or nothing at all has been asked yet. */
   get waitingForHead(): boolean {
     return this.handshaking || this.framing.phase === "head" ||
@@ -87,5 +133,42 @@ export class FrontConnection {
         conn?.close();
       } catch { /* closed already */ }
     }
+  }
+}
+
+/** TLS clients refused at the cap at once whose handshakes run for a 503; past it, closed. */
+const MAX_REFUSING_HANDSHAKES = 64;
+
+/** Connections the front answers and closes without reading from them. */
+export class Refusals {
+  /** TLS clients refused whose handshake runs so that they can read the answer. */
+  #handshaking = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  refuse(client: ClientConn, response: Uint8Array, handshakeLimitMs: number): void {
+    const close = () => {
+      try {
+        client.close();
+      } catch { /* closed already */ }
+    };
+    if ("handshake" in client) {
+      // A TLS client reads an answer only after its handshake: run it, under the head's time
+      // limit and for a bounded number of refused clients at once, then answer (not a reset).
+      if (this.#handshaking >= MAX_REFUSING_HANDSHAKES) return close();
+      this.#handshaking++;
+      const timer = this.clock.setTimeout(close, handshakeLimitMs, { unref: true });
+      void (client as ClientConn & Pick<Deno.TlsConn, "handshake">).handshake()
+        .then(() => writeAll(client, response))
+        .catch(() => {})
+        .finally(() => {
+          timer.clear();
+          this.#handshaking--;
+          close();
+        });
+      return;
+    }
+    // A small answer fits the socket's buffer: a client that never reads cannot hold this.
+    void client.write(response).catch(() => {}).finally(close);
   }
 }

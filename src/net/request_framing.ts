@@ -50,6 +50,8 @@ export interface FramingResult {
   afterAnswers?: boolean;
   /** How many request heads were completed by these bytes. */
   heads: number;
+  /** For each of those heads, whether its method is HEAD (its answer has no body). */
+  headMethod: boolean[];
 }
 
 const COLON = 58;
@@ -66,6 +68,7 @@ const PEER_NAME = encoder.encode(PEER_HEADER);
  * Methods are case-sensitive (RFC 9110 §9.1), and hyper knows CONNECT only so.
  */
 const CONNECT = encoder.encode("CONNECT ");
+const HEAD = encoder.encode("HEAD ");
 const latin1 = new TextDecoder("latin1");
 
 /**
@@ -111,7 +114,7 @@ export class RequestFraming {
   }
 
   push(chunk: Uint8Array): FramingResult {
-    const result: FramingResult = { forward: [], heads: 0 };
+    const result: FramingResult = { forward: [], heads: 0, headMethod: [] };
     // Where the last request these bytes completed ends (from the start when they begin
     // between requests), and its head if that came in them too. On a refusal only what comes
     // before it goes on, so that nothing of the refused request reaches the server; a head
@@ -134,6 +137,7 @@ export class RequestFraming {
     if (result.error && whole) {
       result.forward.length = whole.forward;
       result.heads = whole.heads;
+      result.headMethod.length = whole.heads;
       if (whole.head >= 0) {
         result.forward[whole.head] = withCloseLine(result.forward[whole.head]);
         result.afterAnswers = true;
@@ -176,6 +180,7 @@ export class RequestFraming {
     }
     result.forward.push(checked.head);
     result.heads++;
+    result.headMethod.push(startsWith(checked.head, 0, HEAD));
     if (checked.chunked) {
       this.#remaining = -1;
       this.#chunked = Chunked.Size;

@@ -4,8 +4,10 @@
  * a time holds a connection for ever, and enough such clients exhaust file descriptors. So the
  * gateway's `Deno.serve` listens on a private unix socket, and this front owns the TCP port:
  *
- * - at most `maxConnections` client connections; at the cap, the one waiting longest for a
- *   request head makes room, and when none is waiting a newcomer gets 503;
+ * - at most `maxConnections` client connections; at the cap, the one idle longest between
+ *   requests (every request it sent answered: response_framing.ts) makes room, else the one
+ *   waiting longest for a request head, and only when none is either does a newcomer get 503
+ *   (over TLS after its handshake, so that it reads the 503 rather than a reset);
  * - a request head must arrive whole within `headerTimeout` of its first byte, a body within
  *   `bodyTimeout` of its head; 408 (when nothing went through yet on that connection) or close;
  * - a connection with no request under way and no bytes either way for `idleTimeout` is closed,
@@ -31,42 +33,20 @@ import { ReadBuffer } from "./read_buffer.ts";
 import {
   type ClientConn,
   FrontConnection,
+  type FrontEvents,
+  type FrontLimits,
+  type FrontListener,
   HEADER_TIMEOUT,
   isEmfile,
   refusalResponse,
+  Refusals,
   SERVER_REFUSES,
+  type TimeLimit,
   TOO_MANY,
   writeAll,
 } from "./front_connection.ts";
 
-export interface FrontLimits {
-  maxConnections: number;
-  headerTimeoutMs: number;
-  bodyTimeoutMs: number;
-  idleTimeoutMs: number;
-  sendTimeoutMs: number;
-}
-
-export interface FrontEvents {
-  /**
-   * A connection refused at the cap or for want of a socket, or one waiting for its request
-   * head dropped at the cap to make room for a new one.
-   */
-  shed?(reason: "connection_limit" | "evicted" | "no_descriptors"): void;
-  /** A connection closed by a limit. */
-  timedOut?(which: TimeLimit): void;
-  /** A TLS handshake that failed (a client that does not trust the certificate, plain HTTP). */
-  handshakeFailed?(): void;
-}
-
-export type TimeLimit = "handshake" | "header" | "body" | "idle" | "send";
-
-/** Where client connections come from: a TCP listener, or the TLS port (TLS connections). */
-export interface FrontListener {
-  accept(): Promise<ClientConn>;
-  close(): void;
-  readonly addr: Deno.Addr;
-}
+export type { FrontEvents, FrontLimits, FrontListener, TimeLimit } from "./front_connection.ts";
 
 export interface TcpFrontOptions {
   hostname: string;
@@ -100,6 +80,7 @@ export class TcpFront {
   #ticker?: Timer;
   #accepting: Promise<void>;
   #closing = false;
+  readonly #refusals: Refusals;
   /** Troubles reported once per burst: when each was last logged, and how often since. */
   readonly #reported = new Map<string, { at: number; count: number }>();
 
@@ -108,6 +89,7 @@ export class TcpFront {
     readonly options: TcpFrontOptions,
   ) {
     this.#clock = options.clock ?? systemClock;
+    this.#refusals = new Refusals(this.#clock);
     this.#accepting = this.#acceptLoop();
   }
 
@@ -166,9 +148,11 @@ export class TcpFront {
         continue;
       }
       if (this.#connections.size >= this.options.limits.maxConnections) {
-        // Full: make room by dropping the connection that has waited longest for a request
-        // head (a slow or silent client); answers under way are never cut for a newcomer.
-        const victim = this.#slowestHead();
+        // Full: make room by dropping the connection idle longest between requests (kept
+        // alive, nothing owed: its client opens another when it needs one, as nginx reuses
+        // them), else the one waiting longest for a request head (a slow or silent client);
+        // answers under way are never cut for a newcomer.
+        const victim = this.#longestIdle() ?? this.#slowestHead();
         if (victim) {
           this.options.events?.shed?.("evicted");
           victim.close();
@@ -190,6 +174,16 @@ export class TcpFront {
       if (!slowest || connection.phaseSince < slowest.phaseSince) slowest = connection;
     }
     return slowest;
+  }
+
+  /** The connection idle longest between requests, if any is. */
+  #longestIdle(): FrontConnection | undefined {
+    let idlest: FrontConnection | undefined;
+    for (const connection of this.#connections) {
+      if (!connection.betweenRequests) continue;
+      if (!idlest || connection.lastActivity < idlest.lastActivity) idlest = connection;
+    }
+    return idlest;
   }
 
   #outOfDescriptors(): void {
@@ -214,19 +208,7 @@ export class TcpFront {
 
   /** Answers and closes a connection without reading from it. */
   #refuse(client: ClientConn, response: Uint8Array): void {
-    if ("handshake" in client) {
-      // An answer would need a handshake first, which the client could drag out: just close.
-      try {
-        client.close();
-      } catch { /* closed already */ }
-      return;
-    }
-    // A small answer fits the socket's buffer: a client that never reads cannot hold this.
-    void client.write(response).catch(() => {}).finally(() => {
-      try {
-        client.close();
-      } catch { /* closed already */ }
-    });
+    this.#refusals.refuse(client, response, this.options.limits.headerTimeoutMs);
   }
 
   async #serve(client: ClientConn): Promise<void> {
@@ -297,6 +279,8 @@ export class TcpFront {
           return;
         }
         if (framing.phase !== before || result.heads > 0) connection.phaseSince = now;
+        // Owed before they are sent: the answer may be read before the write returns.
+        for (const isHead of result.headMethod) connection.responses.expect(isHead);
         // One write for what one read brought (a head and its body, usually): a syscall each.
         if (result.forward.length === 1) await writeAll(upstream, result.forward[0]);
         else if (result.forward.length > 1) await writeAll(upstream, concatBytes(result.forward));
@@ -312,6 +296,16 @@ export class TcpFront {
         buffer.filled(n); // only now: what went on above was written from the old bytes
       }
       // The client is done sending; the server may still be answering.
+      if (framing.phase === "idle" && connection.forwardedAny && !connection.responses.opaque) {
+        // A half-close after whole requests: Deno.serve drops a connection whose end it reads
+        // before it has answered, the answer with it. So the server is not told; the
+        // connection closes once every request is answered (#outbound), or now if all are.
+        connection.clientEnded = true;
+        if (connection.responses.pending === 0 && connection.writingSince === 0) {
+          connection.close();
+        }
+        return;
+      }
       await upstream.closeWrite().catch(() => {});
     } catch {
       connection.close();
@@ -332,9 +326,12 @@ export class TcpFront {
           break;
         }
         connection.writingSince = connection.lastActivity = this.#clock.now();
+        connection.responses.push(buffer.bytes.subarray(0, n));
         await writeAll(client, buffer.bytes.subarray(0, n));
         connection.writingSince = 0;
         buffer.filled(n);
+        // A client that half-closed has had every answer it asked for.
+        if (connection.clientEnded && connection.responses.pending === 0) break;
       }
     } catch { /* either side went away */ }
     connection.close();

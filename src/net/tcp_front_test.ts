@@ -406,3 +406,75 @@ Deno.test("TcpFront disconnects a client that stops taking its answer", async ()
     await t.close();
   }
 });
+
+Deno.test("TcpFront at its cap closes the connection idle longest between requests, never one whose answer is owed", async () => {
+  const release = Promise.withResolvers<void>();
+  const t = await frontFor({ maxConnections: 3 }, async (request) => {
+    await request.text();
+    if (new URL(request.url).pathname === "/slow") await release.promise;
+    return new Response("ok");
+  });
+  try {
+    // Two kept-alive connections, each answered once: the first is idle longest.
+    const ask = async (conn: Deno.Conn, path: string) => {
+      await conn.write(encoder.encode(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
+      const buffer = new Uint8Array(4096);
+      let text = "";
+      while (!text.endsWith("ok")) {
+        const n = await within(`the answer to ${path}`, conn.read(buffer));
+        if (n === null) break;
+        text += decoder.decode(buffer.subarray(0, n));
+      }
+      return text;
+    };
+    const older = await t.connect();
+    assert.match(await ask(older, "/one"), /200 OK/);
+    t.advance(1_000);
+    const newer = await t.connect();
+    assert.match(await ask(newer, "/two"), /200 OK/);
+    // A third waits for a slow answer: owed, so never closed for a newcomer.
+    const waiting = await t.connect();
+    await waiting.write(encoder.encode("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
+    await waitUntil("the slow request to reach the server", () => t.seen.length === 3);
+    // The cap is reached: a newcomer is served, in the place of the connection idle longest.
+    const newcomer = await t.connect();
+    assert.match(await ask(newcomer, "/four"), /200 OK/);
+    assert.equal(await readToEnd(older), "", "the idlest connection was closed");
+    assert.ok(t.events.includes("shed:evicted"), t.events.join());
+    // Then the other idle one goes; the one whose answer is owed still gets it.
+    const another = await t.connect();
+    assert.match(await ask(another, "/five"), /200 OK/);
+    assert.equal(await readToEnd(newer), "");
+    release.resolve();
+    assert.match(await ask(waiting, "/six").catch(() => ""), /200 OK/);
+  } finally {
+    release.resolve();
+    await t.close();
+  }
+});
+
+Deno.test("TcpFront: a client that half-closes after its request still gets its answer", async () => {
+  const answered = Promise.withResolvers<void>();
+  const t = await frontFor({}, async (request) => {
+    await request.text();
+    // Answered only once the client's half-close has certainly reached the front.
+    await answered.promise;
+    return new Response("late answer");
+  });
+  try {
+    const conn = await t.connect() as Deno.TcpConn;
+    await conn.write(
+      encoder.encode("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi"),
+    );
+    await waitUntil("the server to get the request", () => t.seen.length === 1);
+    await conn.closeWrite();
+    // Give the half-close time to cross the front before the server answers.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    answered.resolve();
+    const text = await within("the answer after the half-close", readToEnd(conn));
+    assert.match(text, /^HTTP\/1\.1 200 OK/);
+    assert.match(text, /late answer$/);
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { testCa } from "../../../tests/fixtures/certificates.ts";
+import { waitUntil, within } from "../../../tests/fixtures/waits.ts";
+import { createLogger } from "../../observability/logger.ts";
+import { TcpFront } from "../tcp_front.ts";
+import { checkCertifiedKey } from "./certificate.ts";
+import { TlsPort } from "./tls_port.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+Deno.test("TcpFront over TLS: a newcomer refused at the cap reads a 503 after its handshake, not a reset", async () => {
+  const ca = await testCa();
+  const leaf = await ca.issue("localhost");
+  const dir = await Deno.makeTempDir();
+  const release = Promise.withResolvers<void>();
+  let received = 0;
+  const listening = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { transport: "unix", path: `${dir}/s.sock`, onListen: () => listening.resolve() },
+    async () => {
+      received++;
+      await release.promise;
+      return new Response("ok");
+    },
+  );
+  await listening.promise;
+  const port = await TlsPort.listen(
+    "127.0.0.1",
+    0,
+    checkCertifiedKey(leaf.cert, leaf.key, { cert: "cert", key: "key" }),
+  );
+  const shed: string[] = [];
+  const front = TcpFront.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    upstream: `${dir}/s.sock`,
+    listener: port,
+    limits: {
+      maxConnections: 1,
+      headerTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+      idleTimeoutMs: 60_000,
+      sendTimeoutMs: 60_000,
+    },
+    logger: createLogger("error", () => {}),
+    events: { shed: (reason) => shed.push(reason) },
+  });
+  const connect = () =>
+    Deno.connectTls({ hostname: "localhost", port: port.addr.port, caCerts: [ca.cert] });
+  const held: Deno.Conn[] = [];
+  try {
+    // The one place goes to a request whose answer is owed: nothing can make room.
+    const busy = await connect();
+    held.push(busy);
+    await busy.write(encoder.encode("GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+    await waitUntil("the busy connection's request to reach the server", () => received === 1);
+    const refused = await connect();
+    held.push(refused);
+    await within("the refused client's handshake", refused.handshake());
+    let text = "";
+    const buffer = new Uint8Array(4096);
+    for (;;) {
+      const n = await within("the 503", refused.read(buffer).catch(() => null));
+      if (n === null) break;
+      text += decoder.decode(buffer.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    assert.match(text, /connections\.max/);
+    assert.deepEqual(shed, ["connection_limit"]);
+  } finally {
+    release.resolve();
+    for (const conn of held) {
+      try {
+        conn.close();
+      } catch { /* closed by the front */ }
+    }
+    await front.stopAccepting();
+    front.closeAll();
+    await within("the unix server to shut down", server.shutdown());
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(ca.dir, { recursive: true });
+  }
+});
