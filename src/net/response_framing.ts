@@ -31,6 +31,16 @@ const enum Body {
 /** An answer head longer than this is not read as one: the rest is opaque. */
 const MAX_HEAD = 64 * 1024;
 const latin1 = new TextDecoder("latin1");
+/** CR LF CR LF as four bytes of one number. */
+const HEAD_END = ((CR << 24) | (LF << 16) | (CR << 8) | LF) >>> 0;
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const all = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) all.set(part, (at += part.length) - part.length);
+  return all;
+}
 
 export class ResponseFraming {
   /** Answers owed, oldest first: whether the request was a HEAD (its answer has no body). */
@@ -38,7 +48,10 @@ export class ResponseFraming {
   /** The rest of the connection is not framed answers (an upgrade, an answer read to its end). */
   opaque = false;
   #state = Body.Head;
-  #head: number[] = [];
+  /** The head's bytes so far, and its last four bytes as one number (CRLFCRLF ends it). */
+  #head: Uint8Array[] = [];
+  #headBytes = 0;
+  #tail = 0;
   #remaining = 0;
   #lineEmpty = true;
 
@@ -80,22 +93,22 @@ export class ResponseFraming {
   }
 
   #headPart(bytes: Uint8Array, at: number): number {
+    const start = at;
     while (at < bytes.length) {
-      this.#head.push(bytes[at++]);
-      const n = this.#head.length;
-      if (
-        n >= 4 && this.#head[n - 1] === LF && this.#head[n - 2] === CR &&
-        this.#head[n - 3] === LF && this.#head[n - 4] === CR
-      ) {
-        this.#headEnded(latin1.decode(new Uint8Array(this.#head)));
-        this.#head = [];
-        return at;
-      }
-      if (n > MAX_HEAD) {
-        this.opaque = true;
-        return bytes.length;
-      }
+      this.#tail = ((this.#tail << 8) | bytes[at++]) >>> 0;
+      if (this.#tail !== HEAD_END) continue;
+      // Copied: the caller reuses its buffer.
+      this.#head.push(bytes.slice(start, at));
+      const head = latin1.decode(concat(this.#head));
+      this.#head = [];
+      this.#headBytes = 0;
+      this.#tail = 0;
+      this.#headEnded(head);
+      return at;
     }
+    this.#head.push(bytes.slice(start, at));
+    this.#headBytes += at - start;
+    if (this.#headBytes > MAX_HEAD) this.opaque = true;
     return at;
   }
 
