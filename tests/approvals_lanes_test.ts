@@ -89,6 +89,10 @@ servers:
     transport: aggregate
     servers: [member, plain]
     serviceAuths: [{ type: bearer, tokens: ["\${ANN}"], groups: [agents] }]
+  solo:
+    transport: aggregate
+    servers: [member]
+    serviceAuths: [{ type: bearer, tokens: ["\${ANN}"], groups: [agents] }]
 oauth:
   idp:
     provider: oidc
@@ -185,6 +189,20 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
     );
 
     await t.step(
+      "an aggregate: the member's tool called by its own name (as an App calls it) is held too",
+      async () => {
+        // The aggregate routes a bare name to the one member that lists it; the member's rule
+        // must hold it as it holds "member.echo", or the rule is dodged by leaving the prefix off.
+        const client = await connect("solo", "streamable", ANN);
+        const held = await failure(client.callTool({ name: "echo", arguments: { bare: 1 } }));
+        assert.equal(held.data?.reason, "approval_required", held.message);
+        await approve(lanes, held);
+        const ran = await client.callTool({ name: "echo", arguments: { bare: 1 } });
+        assert.equal(textOf(ran), '{"bare":1}');
+      },
+    );
+
+    await t.step(
       "share: all: one person's approval never serves another's identical call",
       async () => {
         const ann = await connect("shared", "streamable", ANN);
@@ -206,7 +224,9 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
       "notify: a webhook on a private address is refused by the SSRF rules, and said",
       async () => {
         const client = await connect("notified", "streamable", ANN);
-        const held = await failure(client.callTool({ name: "echo", arguments: { secret: "s3" } }));
+        const held = await failure(
+          client.callTool({ name: "echo", arguments: { secret: "an-argument-never-logged" } }),
+        );
         assert.equal(held.data?.reason, "approval_required");
         await waitUntil(
           "the gateway to say it could not notify",
@@ -214,7 +234,7 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
         );
         const said = lanes.gw.logs.find((line) => line.includes("could not notify"))!;
         assert.match(said, /only https URLs are fetched/);
-        assert.ok(!said.includes("s3"), "never the arguments");
+        assert.ok(!said.includes("an-argument-never-logged"), "never the arguments");
         assert.equal(lanes.hooks, 0);
       },
     );

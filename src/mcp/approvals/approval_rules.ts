@@ -1,7 +1,8 @@
 /**
  * Which `approvals:` rule a tools/call meets, by the name the client called: a server's own
  * rules on its own names, and in an aggregate each member's rules on the member's names for its
- * tools (the aggregate's own rules, if any, on the full names). Compiled once per configuration;
+ * tools, called with the member's prefix or without (the aggregate's own rules, if any, on the
+ * full names). Compiled once per configuration;
  * a name no pattern matches costs one regular expression test per rule set.
  */
 import type { ApprovalRule, ServerConfig } from "../../config/types.ts";
@@ -31,15 +32,20 @@ interface RuleSet {
 export class ApprovalRules {
   readonly #own: RuleSet;
   readonly #members: { prefix: string; name: string; rules: RuleSet }[];
+  /** Every member's prefix (with rules or not): a name carrying one is that member's alone. */
+  readonly #prefixes: string[];
 
   private constructor(
     readonly server: ServerConfig,
     servers: ReadonlyMap<ServerName, ServerConfig>,
   ) {
     this.#own = compile(server.approvals);
-    this.#members = server.transport !== "aggregate" ? [] : server.members
+    const delimiter = server.transport === "aggregate" ? server.delimiter : "";
+    const members = server.transport === "aggregate" ? server.members : [];
+    this.#prefixes = members.map((name) => `${name}${delimiter}`);
+    this.#members = members
       .map((name) => ({
-        prefix: `${name}${server.delimiter}`,
+        prefix: `${name}${delimiter}`,
         name: name as string,
         rules: compile(servers.get(name)?.approvals),
       }))
@@ -57,18 +63,25 @@ export class ApprovalRules {
     return rules.#own.rules.length || rules.#members.length ? rules : undefined;
   }
 
-  /** Every rule naming `name`, in the order they apply (the member's, then the server's). */
+  /**
+   * Every rule naming `name`, in the order they apply (the member's, then the server's). A name
+   * in a member's namespace meets that member's rules, without the prefix; a name in none is
+   * tried on every member as it is, since the aggregate routes a member's own name (as an App
+   * calls its server's tools) to the member that lists it: leaving the prefix off must not leave
+   * the rule behind.
+   */
   matching(name: string): RuleMatch[] {
     const found: RuleMatch[] = [];
-    const member = this.#members.length
-      ? this.#members.find((part) => name.startsWith(part.prefix))
-      : undefined;
-    if (member) {
-      const tool = name.slice(member.prefix.length);
-      if (member.rules.any?.test(tool)) {
-        for (const { rule, pattern } of member.rules.rules) {
-          if (pattern.test(tool)) found.push({ rule, owner: member.name, tool });
-        }
+    const prefixed = this.#members.length > 0 &&
+      this.#prefixes.some((prefix) => name.startsWith(prefix));
+    const members = prefixed
+      ? [this.#members.find((part) => name.startsWith(part.prefix))].filter((m) => m !== undefined)
+      : this.#members;
+    for (const member of members) {
+      const tool = prefixed ? name.slice(member.prefix.length) : name;
+      if (!member.rules.any?.test(tool)) continue;
+      for (const { rule, pattern } of member.rules.rules) {
+        if (pattern.test(tool)) found.push({ rule, owner: member.name, tool });
       }
     }
     if (this.#own.any?.test(name)) {

@@ -54,3 +54,17 @@ Deno.test("ApprovalRules in an aggregate: a member's rules on the member's own n
   ]);
   assert.equal(rules.matching("plain.delete_repo").length, 0, "plain has no rules");
 });
+
+Deno.test("ApprovalRules in an aggregate: a member's tool called without its prefix meets its rules", () => {
+  // The aggregate routes a bare name to the one member listing it (as an App calls its tools).
+  const rules = ApprovalRules.for(server("work"), config.servers)!;
+  assert.deepEqual(rules.matching("delete_repo").map((m) => [m.owner, m.tool]), [
+    ["github", "delete_repo"],
+    ["github", "delete_repo"],
+  ]);
+  assert.equal(
+    rules.matching("plain.delete_repo").length,
+    0,
+    "a name in another member's namespace is that member's alone",
+  );
+});
