@@ -62,6 +62,15 @@ export function decodeJws(token: string): DecodedJws | string {
   return { header, payload, signingInput, signature };
 }
 
+/**
+ * Whether the header lists critical extensions (`crit`, RFC 7515 §4.1.11): the recipient must
+ * refuse a JWS whose critical extensions it does not understand, and none is understood here
+ * (an issuer may use one to narrow where its token counts; ignoring it would widen that).
+ */
+export function namesCriticalExtensions(header: Record<string, unknown>): boolean {
+  return header.crit !== undefined;
+}
+
 export function isPublicKeyAlgorithm(alg: unknown): alg is PublicKeyAlgorithm {
   return (PUBLIC_KEY_ALGORITHMS as readonly unknown[]).includes(alg);
 }

@@ -4,7 +4,12 @@
  * metadata document publishes their keys. Also the form rules both endpoints share.
  */
 import { matchesHash } from "../crypto/compare.ts";
-import { decodeJws, isPublicKeyAlgorithm, verifyJws } from "../crypto/jws.ts";
+import {
+  decodeJws,
+  isPublicKeyAlgorithm,
+  namesCriticalExtensions,
+  verifyJws,
+} from "../crypto/jws.ts";
 import type { ClientDirectory } from "./client_directory.ts";
 import type { ClientRecord } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
@@ -91,6 +96,9 @@ async function privateKeyJwt(
   const { header, payload } = jws;
   const alg = header.alg;
   if (!isPublicKeyAlgorithm(alg)) throw refuse("must be signed with RS256, PS256, ES256 or EdDSA");
+  if (namesCriticalExtensions(header)) {
+    throw refuse("names critical extensions (crit) this gateway does not understand");
+  }
   const id = payload.iss;
   if (typeof id !== "string" || payload.sub !== id) {
     throw refuse("must name the client as iss and sub");

@@ -10,6 +10,7 @@ import {
   type DecodedJws,
   decodeJws,
   isPublicKeyAlgorithm,
+  namesCriticalExtensions,
   PUBLIC_KEY_ALGORITHMS,
   type PublicKeyAlgorithm,
   verifyJws,
@@ -93,6 +94,13 @@ export const ID_JAG_CHECKS: readonly IdJagCheck[] = [
       isPublicKeyAlgorithm(input.jws!.header.alg)
         ? undefined
         : `the assertion's alg must be one of ${PUBLIC_KEY_ALGORITHMS.join(", ")}`,
+  },
+  {
+    name: "crit",
+    run: (input) =>
+      namesCriticalExtensions(input.jws!.header)
+        ? "the assertion's header names critical extensions (crit) this gateway does not understand"
+        : undefined,
   },
   {
     name: "iss",
