@@ -97,11 +97,16 @@ oauth:
       resource: `${url}/alpha`,
       email: "alice@example.com",
     });
-  const clientAssertion = (clientId: string, key: jose.CryptoKey, kid: string) =>
+  const clientAssertion = (
+    clientId: string,
+    key: jose.CryptoKey,
+    kid: string,
+    aud: string | string[] = url,
+  ) =>
     new jose.SignJWT({
       iss: clientId,
       sub: clientId,
-      aud: `${url}/token`,
+      aud,
       jti: crypto.randomUUID(),
       iat: now(),
       exp: now() + 60,
@@ -167,6 +172,24 @@ oauth:
         },
       },
     );
+
+    // The audience is the issuer alone (draft-ietf-oauth-rfc7523bis): an assertion the client
+    // made for another authorization server whose metadata named Gatehouse's token endpoint, or
+    // one naming several audiences, could be replayed here by that server.
+    for (const aud of [`${url}/token`, [url, "https://other-as.example"]]) {
+      assert.deepEqual(
+        await present(agent, await clientAssertion(agent, inline.privateKey, "inline-1", aud)),
+        {
+          status: 401,
+          body: {
+            error: "invalid_client",
+            error_description:
+              "the client assertion must name this authorization server's issuer, and it alone, as aud",
+          },
+        },
+        JSON.stringify(aud),
+      );
+    }
 
     const remoteAgent = `${docs}/agent-remote.json`;
     const viaUri = await present(

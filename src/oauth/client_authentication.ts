@@ -77,7 +77,7 @@ export async function authenticateClient(
 
 /**
  * private_key_jwt: a JWT the client signed with a key its metadata document publishes, naming
- * itself as `iss` and `sub`, this authorization server (its issuer or token endpoint) as `aud`,
+ * itself as `iss` and `sub`, this authorization server's issuer alone as `aud`,
  * short-lived, and used once (`jti`).
  */
 async function privateKeyJwt(
@@ -120,9 +120,8 @@ async function privateKeyJwt(
   let verified = false;
   for (const key of lookup.keys) verified ||= await verifyJws(jws, key, alg);
   if (!verified) throw refuse("signature does not verify with the client's published keys");
-  const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-  if (!audiences.some((aud) => clients.isOwnAudience(aud))) {
-    throw refuse("must name this authorization server (its issuer or token endpoint) as aud");
+  if (!clients.isOwnAudience(payload.aud)) {
+    throw refuse("must name this authorization server's issuer, and it alone, as aud");
   }
   const now = Math.floor(clients.now() / 1000);
   const exp = payload.exp;

@@ -28,7 +28,7 @@ export interface ClientDirectoryOptions {
   fetchMetadataDocument?: MetadataDocumentFetcher;
   /** The operator's clients (`oauth.clients`), with their secrets' hashes. */
   configured?: ClientRecord[];
-  /** This authorization server's issuer: a client assertion's audience (with `/token`). */
+  /** This authorization server's issuer: the one audience a client assertion may name. */
   issuer?: string;
   /** An SSRF-guarded GET of a private_key_jwt client's `jwks_uri`. */
   fetchJwks?: (url: string) => Promise<unknown>;
@@ -56,10 +56,16 @@ export class ClientDirectory {
     return this.options.clock.now();
   }
 
-  /** Whether `aud` names this authorization server, as a client assertion must. */
+  /**
+   * Whether `aud` names this authorization server, as a client assertion must: its issuer, alone
+   * (draft-ietf-oauth-rfc7523bis). The token endpoint's URL is not taken, nor a list naming
+   * others too: another authorization server whose metadata gave Gatehouse's token endpoint as
+   * its own would get an assertion it could replay here.
+   */
   isOwnAudience(aud: unknown): boolean {
     const issuer = this.options.issuer;
-    return issuer !== undefined && (aud === issuer || aud === `${issuer}/token`);
+    const single = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
+    return issuer !== undefined && single === issuer;
   }
 
   /** The keys a private_key_jwt client published that may have signed with `alg` as `kid`. */
