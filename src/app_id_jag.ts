@@ -58,6 +58,7 @@ export async function idJagParts(
         groupsClaim: oauth.idp.groupsClaim,
       },
       groupsAtLastLogin: (subject) => personGroups.groupsOf(subject),
+      rememberGroups: (identity) => personGroups.remember(identity),
       onOutcome: (outcome) => auditIdJag(logger, outcome),
     },
   };

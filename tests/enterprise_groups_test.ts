@@ -9,19 +9,23 @@ import { startIdp } from "./fixtures/idp.ts";
 import { IdJagKeys } from "./fixtures/idp_id_jag.ts";
 import { exchangeCode, jwtClaims, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
+import { testClock } from "./fixtures/clock.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const GW_CLIENT = "chat-gw";
 const GW_SECRET = "chat-gateway-secret-0123456789abcdef0123";
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const MINUTE = 60_000;
 
-Deno.test("ID-JAG groups: the claim when present, else the last browser sign-in's; allow.groups judges by them", async () => {
+Deno.test("ID-JAG groups: the claim when present, else the last browser sign-in's read again past groupsMaxAge; allow.groups judges by them", async () => {
   const keys = await IdJagKeys.create();
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`], {
     idJag: { keys, policy: { clients: {}, lifetime: 300, issued: 0 } },
+    refreshTokens: true,
   });
+  const clock = testClock();
   let gw: TestGateway | undefined;
   try {
     gw = await socket.start(
@@ -30,6 +34,7 @@ baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
+  groupsMaxAge: 10m
   idp:
     provider: oidc
     issuer: ${idp.issuer}
@@ -44,10 +49,12 @@ oauth:
       secret: ${GW_SECRET}
 `,
       { IDP_SECRET: idp.clientSecret },
+      { clock },
     );
     const url = gw.url;
     const present = async (sub: string, email: string, extra: Record<string, unknown> = {}) => {
-      const now = Math.floor(Date.now() / 1000);
+      // The IdP's ID-JAG is as fresh as the gateway's clock says, however far the test moved it.
+      const now = Math.floor(clock.now() / 1000);
       const assertion = await keys.sign({
         iss: idp.issuer,
         sub,
@@ -90,6 +97,19 @@ oauth:
     const known = await present("alice-example-com", "alice@example.com");
     assert.equal(known.status, 200, JSON.stringify(known.body));
     assert.deepEqual(jwtClaims(known.body.access_token).groups, ["Editors"]);
+
+    // The IdP takes her out of Editors. Within groupsMaxAge of her sign-in its groups stand;
+    // past it they are read again from the IdP, as a refresh would, and she is refused.
+    idp.update("alice@example.com", { claims: { groups: ["Staff"] } });
+    assert.equal((await present("alice-example-com", "alice@example.com")).status, 200);
+    clock.advance(11 * MINUTE);
+    const removed = await present("alice-example-com", "alice@example.com");
+    assert.equal(removed.status, 400, JSON.stringify(removed.body));
+    assert.match(removed.body.error_description, /^the person may not use this gateway: /);
+    assert.equal(idp.grants.refresh_token, 1, "the IdP was asked once, with its refresh token");
+    // What it said is kept as her latest groups: the next ID-JAG does not ask it again.
+    assert.equal((await present("alice-example-com", "alice@example.com")).status, 400);
+    assert.equal(idp.grants.refresh_token, 1);
   } finally {
     if (gw) await gw.close();
     else await socket.close();

@@ -91,6 +91,7 @@ export async function tokenGrants(results: Results, calls: number): Promise<void
         grants: parts.grants,
         login: { issuer: IDP, kind: "oidc" },
         groupsAtLastLogin: () => Promise.resolve(undefined),
+        rememberGroups: () => Promise.resolve(),
         onOutcome: () => {},
       };
       const now = Math.floor(parts.clock.now() / 1000);

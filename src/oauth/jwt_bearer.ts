@@ -42,8 +42,13 @@ export interface JwtBearerDeps {
   grants: GrantStore;
   /** The sign-in provider: an ID-JAG of its issuer names the person its login names. */
   login: { issuer?: string; kind: string; groupsClaim?: string };
-  /** The groups the person's last sign-in named, for an ID-JAG without the groups claim. */
-  groupsAtLastLogin(subject: string): Promise<string[] | undefined>;
+  /**
+   * The groups the person's last sign-in named and when (the clock's ms), for an ID-JAG without
+   * the groups claim.
+   */
+  groupsAtLastLogin(subject: string): Promise<{ groups: string[]; at: number } | undefined>;
+  /** Keeps groups read again from the provider as the person's latest, read now. */
+  rememberGroups(identity: Identity): Promise<void>;
   onOutcome(outcome: IdJagOutcome): void;
 }
 
@@ -52,6 +57,13 @@ export interface JwtBearerContext {
   resolveResource(resource: string): string | undefined;
   checkAccess(identity: Identity): string | undefined;
   checkServerAccess(identity: Identity, audience: string[]): string | undefined;
+  /**
+   * The person as the provider states them now when their groups are older than
+   * `oauth.groupsMaxAge` (token.ts's `currentIdentity`); left out, the identity as read.
+   */
+  currentIdentity?(
+    identity: Identity,
+  ): Promise<{ ok: true; identity: Identity } | { ok: false; reason: string }>;
 }
 
 const MAX_GROUPS = 200;
@@ -126,7 +138,17 @@ export async function jwtBearerGrant(
       "invalid_scope",
     );
   }
-  const identity = await identityOf(claims, deps);
+  let identity = await identityOf(claims, deps);
+  // Groups taken from a sign-in (`describedAt` set) are as old as it: past groupsMaxAge the
+  // provider is asked again, so a person it took out of a group is judged without it.
+  if (identity.describedAt !== undefined && context.currentIdentity) {
+    const current = await context.currentIdentity(identity);
+    if (!current.ok) throw refuse("access", current.reason);
+    if (current.identity.describedAt !== identity.describedAt) {
+      await deps.rememberGroups(current.identity);
+    }
+    identity = current.identity;
+  }
   const refusal = context.checkAccess(identity);
   if (refusal) throw refuse("access", `the person may not use this gateway: ${refusal}`);
   const serverRefusal = context.checkServerAccess(identity, [service]);
@@ -205,7 +227,7 @@ function scopeOf(form: URLSearchParams, claims: IdJagClaims): string | undefined
  * The person: as the sign-in provider's login names them when the assertion comes from it
  * (same subject, so their grants, credentials and consents are one), else under the issuer's
  * name. Groups from the configured claim when the assertion carries it, else those of the
- * person's last sign-in.
+ * person's last sign-in, with its time as `describedAt`.
  */
 async function identityOf(claims: IdJagClaims, deps: JwtBearerDeps): Promise<Identity> {
   const subject = claims.iss === deps.login.issuer
@@ -214,19 +236,21 @@ async function identityOf(claims: IdJagClaims, deps: JwtBearerDeps): Promise<Ide
   const all = claims.all;
   const groupsClaim = deps.login.groupsClaim;
   const raw = groupsClaim === undefined ? undefined : all[groupsClaim];
+  const lastLogin = Array.isArray(raw) || groupsClaim === undefined
+    ? undefined
+    : await deps.groupsAtLastLogin(subject);
   const groups = Array.isArray(raw)
     ? raw.filter((g): g is string =>
       typeof g === "string" && g !== "" && g.length <= MAX_GROUP_LENGTH
     )
       .slice(0, MAX_GROUPS)
-    : groupsClaim === undefined
-    ? undefined
-    : await deps.groupsAtLastLogin(subject);
+    : lastLogin?.groups;
   return {
     subject,
     email: typeof all.email === "string" ? all.email : undefined,
     emailVerified: typeof all.email_verified === "boolean" ? all.email_verified : undefined,
     name: typeof all.name === "string" ? all.name : undefined,
     ...(groups !== undefined && { groups }),
+    ...(lastLogin !== undefined && { describedAt: lastLogin.at }),
   };
 }

@@ -38,6 +38,7 @@ async function setUp(groupsClaim?: string) {
     grants: parts.grants,
     login: { issuer: IDP, kind: "oidc", groupsClaim },
     groupsAtLastLogin: (subject) => personGroups.groupsOf(subject),
+    rememberGroups: (identity) => personGroups.remember(identity),
     onOutcome: () => {},
   };
   const present = async (claims: Record<string, unknown> = {}) => {

@@ -1,7 +1,8 @@
 /**
  * The groups a person's last sign-in named, kept per subject: an ID-JAG without the groups
- * claim is judged by these (as a code-flow grant is judged by its sign-in's groups), and a
- * person who never signed in here has none.
+ * claim is judged by these (as a code-flow grant is judged by its sign-in's groups), read again
+ * from the provider once older than `oauth.groupsMaxAge` as a refresh would, and a person who
+ * never signed in here has none.
  */
 import type { Clock } from "../core/clock.ts";
 import type { Identity } from "../core/identity.ts";
@@ -34,8 +35,11 @@ export class PersonGroups {
     await this.store.set(KEYS.personGroups(identity.subject), record, record.expiresAt);
   }
 
-  async groupsOf(subject: string): Promise<string[] | undefined> {
+  /** The groups of the person's last sign-in and when it was (`at`, the clock's ms). */
+  async groupsOf(subject: string): Promise<{ groups: string[]; at: number } | undefined> {
     const record = await this.store.get<GroupsRecord>(KEYS.personGroups(subject));
-    return record && record.expiresAt > this.clock.now() ? record.groups : undefined;
+    return record && record.expiresAt > this.clock.now()
+      ? { groups: record.groups, at: record.at }
+      : undefined;
   }
 }
