@@ -27,14 +27,18 @@ interface Setup {
   store: Store;
 }
 
-async function withExchange(test: (s: Setup) => Promise<void>) {
-  const policy = await exchangePolicy(["ledger-api"]);
+async function withExchange(
+  test: (s: Setup) => Promise<void>,
+  options: { audiences?: string[]; rotateRefreshTokens?: boolean } = {},
+) {
+  const policy = await exchangePolicy(options.audiences ?? ["ledger-api"]);
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`], {
     refreshTokens: true,
+    rotateRefreshTokens: options.rotateRefreshTokens,
     exchange: policy,
   });
-  const backend = await startIdentityBackend(verifyAt(idp.issuer, "ledger-api"));
+  const backend = await startIdentityBackend(verifyAt(idp.issuer, policy.audiences));
   const clock = testClock();
   const store = await openKvStore(":memory:", { clock });
   let gw: TestGateway | undefined;
@@ -214,4 +218,21 @@ Deno.test("kind: exchange: an IdP that is down gives a retryable error, and the 
     s.idp.down = false;
     bearerOf(await whoami(s, alice));
   });
+});
+
+Deno.test("kind: exchange: two backends needing the person's expired IdP token at once refresh it once, so an IdP that rotates refresh tokens keeps the sign-in", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    s.clock.advance(61 * 60_000);
+    // Both backends' exchanges find the IdP access token expired at the same instant. A refresh
+    // token used twice is reuse to an IdP that rotates them: it refuses and revokes the grant.
+    const [ledger, vault] = await Promise.all([whoami(s, alice), whoami(s, alice, "vault")]);
+    assert.equal(jose.decodeJwt(bearerOf(ledger)).aud, "ledger-api");
+    assert.equal(jose.decodeJwt(bearerOf(vault)).aud, "vault-api");
+    assert.equal(s.idp.grants.refresh_token, 1);
+    // The refreshed tokens were kept: the next hour's refresh works too.
+    s.clock.advance(61 * 60_000);
+    bearerOf(await whoami(s, alice));
+    assert.equal(s.idp.grants.refresh_token, 2);
+  }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true });
 });

@@ -45,6 +45,7 @@ export class ExchangeUnavailableError extends GatehouseError<"exchange_unavailab
 export class TokenExchange {
   readonly #kept = new Map<string, { token: string; until: number }>();
   readonly #asking = new Map<string, Promise<string>>();
+  readonly #renewing = new Map<string, Promise<string>>();
 
   constructor(
     private readonly options: {
@@ -102,7 +103,7 @@ export class TokenExchange {
 
   /** The person's access token at the provider, refreshed there when it has expired. */
   async #subjectToken(user: string, server: string, spec: ExchangeUserToken): Promise<string> {
-    const { vault, provider, clock } = this.options;
+    const { vault, clock } = this.options;
     const kept = await vault.read(user);
     if (!kept.tokens) {
       this.#audit(user, server, spec, "refused", "no sign-in of theirs is kept");
@@ -113,13 +114,40 @@ export class TokenExchange {
       );
     }
     if (accessTokenLive(kept.tokens, clock.now())) return kept.tokens.accessToken;
+    let renewing = this.#renewing.get(user);
+    if (!renewing) {
+      renewing = this.#renewed(user).finally(() => this.#renewing.delete(user));
+      this.#renewing.set(user, renewing);
+    }
     try {
-      const { tokens } = await provider.renew(user, kept.tokens);
-      // Another replica refreshing at once may win the write; either token is the person's.
-      await vault.replace(user, kept, tokens);
-      return tokens.accessToken;
+      return await renewing;
     } catch (error) {
       throw this.#failure(error, user, server, spec);
+    }
+  }
+
+  /**
+   * The person's tokens refreshed at the provider, once at a time per person whichever backends
+   * wait (a provider that rotates refresh tokens takes a second use of one for theft and
+   * revokes the sign-in). Read again inside, since a caller may have read the record before
+   * the last refresh wrote it; a refusal after another replica refreshed first is asked again
+   * with the tokens it kept.
+   */
+  async #renewed(user: string): Promise<string> {
+    const { vault, provider, clock } = this.options;
+    let kept = await vault.read(user);
+    for (let attempt = 0;; attempt++) {
+      if (!kept.tokens) throw new GatehouseError("revoked", "the kept sign-in is gone");
+      if (accessTokenLive(kept.tokens, clock.now())) return kept.tokens.accessToken;
+      try {
+        const { tokens } = await provider.renew(user, kept.tokens);
+        await vault.replace(user, kept, tokens);
+        return tokens.accessToken;
+      } catch (error) {
+        const now = attempt === 0 ? await vault.read(user) : kept;
+        if (now.entry.version === null || now.entry.version === kept.entry.version) throw error;
+        kept = now;
+      }
     }
   }
 
