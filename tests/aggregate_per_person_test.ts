@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { connectClient } from "./fixtures/client.ts";
 import { startGateway } from "./fixtures/gateway.ts";
-import type { Client } from "./fixtures/sdk.ts";
+import { type Client, ResourceListChangedNotificationSchema } from "./fixtures/sdk.ts";
+import { within } from "./fixtures/waits.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -69,3 +70,42 @@ for (const share of ["person", "session"]) {
     }
   });
 }
+
+Deno.test("aggregate over a share: person member: one person's list change is not told to another", async () => {
+  const gw = await startGateway(config("person"));
+  const clients: Client[] = [];
+  try {
+    const connect = async (token: string) => {
+      const client = await connectClient(gw.url, "all", "streamable", token);
+      clients.push(client);
+      await client.listResources();
+      return client;
+    };
+    const alice = await connect(ALICE);
+    const bob = await connect(BOB);
+    let aliceHeard = Promise.withResolvers<void>();
+    alice.setNotificationHandler(ResourceListChangedNotificationSchema, () => aliceHeard.resolve());
+    let bobHeard = 0;
+    let bobHeardOne = Promise.withResolvers<void>();
+    bob.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      bobHeard++;
+      bobHeardOne.resolve();
+    });
+    const add = (client: Client, title: string) =>
+      client.callTool({ name: "notes.add_note", arguments: { title } });
+
+    await add(bob, "bob-first");
+    await within("bob hears of his own first note", bobHeardOne.promise);
+    bobHeardOne = Promise.withResolvers<void>();
+    aliceHeard = Promise.withResolvers<void>();
+    await add(alice, "alice-merger-plan");
+    await within("alice hears of her note", aliceHeard.promise);
+    // Bob's notices come in order on his one stream: one about alice's note would come first.
+    await add(bob, "bob-second");
+    await within("bob hears of his own second note", bobHeardOne.promise);
+    assert.equal(bobHeard, 2, "bob heard only of his own notes, never that alice added one");
+  } finally {
+    await Promise.allSettled(clients.map((client) => client.close()));
+    await gw.close();
+  }
+});

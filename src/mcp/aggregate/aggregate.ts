@@ -95,13 +95,18 @@ export class AggregateTransport implements Transport {
       members: this.#members,
       discovery: this.#discovery,
       cache: options.cache,
+      scopeOf: (member) => options.scopeOf(this.#members.config(member)),
       logger: options.logger,
       emit: (message) => this.#emit(message),
       closed: () => this.#closed,
     });
-    this.#stopListening = options.cache.onInvalidate((member, kinds) =>
-      this.#relay.listsChanged(member, kinds)
-    );
+    // Only changes in this session's scope: one person's member changing is not another's news.
+    this.#stopListening = options.cache.onInvalidate((member, kinds, scope) => {
+      if (!this.#members.links.has(member)) return;
+      if (scope === options.scopeOf(this.#members.config(member))) {
+        this.#relay.listsChanged(member, kinds);
+      }
+    });
     this.#stopWatching =
       options.watchCredentials?.((member) => this.#relay.credentialChanged(member)) ?? (() => {});
   }

@@ -2,7 +2,9 @@
  * The aggregate's discovery cache: each member's lists (tools, prompts, resources, templates)
  * kept for `ttlMs`, shared by every session of the aggregate unless the member's answer depends
  * on the person (then the key holds the person). Concurrent misses for one key wait on a single
- * discovery; failures are not cached, so a member that comes back is seen at once.
+ * discovery; failures are not cached, so a member that comes back is seen at once. A change
+ * one person's member announces drops and tells only that person's scope: another person's
+ * sessions would otherwise hear when alice added a note.
  */
 import type { Clock } from "../../core/clock.ts";
 
@@ -13,10 +15,13 @@ export interface CacheStats {
   loads: number;
 }
 
+/** Hears that `member`'s `kinds` lists changed for the sessions of `scope`. */
+type Listener = (member: string, kinds: string[], scope: string) => void;
+
 export class DiscoveryCache {
   readonly #entries = new Map<string, { value: unknown; until: number }>();
   readonly #loading = new Map<string, Promise<unknown>>();
-  readonly #listeners = new Set<(member: string, kinds: string[]) => void>();
+  readonly #listeners = new Set<Listener>();
   readonly stats: CacheStats = { hits: 0, misses: 0, loads: 0 };
 
   constructor(private readonly ttlMs: number, private readonly clock: Clock) {}
@@ -43,19 +48,26 @@ export class DiscoveryCache {
     return await loading;
   }
 
-  /** Drops every scope of some of one member's lists, and tells each listening session once. */
-  invalidate(member: string, kinds: string[]): void {
+  /**
+   * Drops some of one member's lists in `scope` (the member's scope for the session that heard
+   * of the change, as `scopeOf` gives it: "*" or one person's), and tells each listener; a
+   * listener acts only on its own scope.
+   */
+  invalidate(member: string, kinds: string[], scope: string): void {
     for (const kind of kinds) {
       const prefix = `${member}\u0000${kind}\u0000`;
       for (const key of this.#entries.keys()) {
-        if (key.startsWith(prefix)) this.#entries.delete(key);
+        if (!key.startsWith(prefix)) continue;
+        // A discovery's scope may say more after a "|" (the client's capability kinds).
+        const keyScope = key.slice(prefix.length);
+        if (keyScope === scope || keyScope.startsWith(`${scope}|`)) this.#entries.delete(key);
       }
     }
-    for (const listener of this.#listeners) listener(member, kinds);
+    for (const listener of this.#listeners) listener(member, kinds, scope);
   }
 
   /** Called on every invalidation; returns the function that stops listening. */
-  onInvalidate(listener: (member: string, kinds: string[]) => void): () => void {
+  onInvalidate(listener: Listener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

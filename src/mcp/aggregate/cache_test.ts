@@ -35,22 +35,32 @@ Deno.test("DiscoveryCache.get() runs one load for concurrent misses and caches n
   assert.equal(await cache.get(other, () => Promise.resolve("back")), "back");
 });
 
-Deno.test("DiscoveryCache.invalidate() drops every scope of a member's list and tells each listener", async () => {
+Deno.test("DiscoveryCache.invalidate() drops a member's list in one scope and tells each listener which", async () => {
   const clock = testClock();
   clock.freeze();
   const cache = new DiscoveryCache(60_000, clock);
   const heard: string[] = [];
-  const stop = cache.onInvalidate((member, kinds) => heard.push(`${member}:${kinds}`));
+  const stop = cache.onInvalidate((member, kinds, scope) =>
+    heard.push(`${member}:${kinds}:${scope}`)
+  );
   let loads = 0;
   const load = () => Promise.resolve(++loads);
-  await cache.get(DiscoveryCache.key("a", "tools", "*"), load);
-  await cache.get(DiscoveryCache.key("a", "tools", "user:1"), load);
-  await cache.get(DiscoveryCache.key("a", "prompts", "*"), load);
-  cache.invalidate("a", ["tools"]);
-  assert.deepEqual(heard, ["a:tools"]);
-  assert.equal(await cache.get(DiscoveryCache.key("a", "tools", "user:1"), load), 4);
-  assert.equal(await cache.get(DiscoveryCache.key("a", "prompts", "*"), load), 3, "kept");
+  await cache.get(DiscoveryCache.key("a", "tools", "user:1|sampling"), load);
+  await cache.get(DiscoveryCache.key("a", "tools", "user:2|sampling"), load);
+  await cache.get(DiscoveryCache.key("a", "prompts", "user:1|"), load);
+  cache.invalidate("a", ["tools"], "user:1");
+  assert.deepEqual(heard, ["a:tools:user:1"]);
+  assert.equal(await cache.get(DiscoveryCache.key("a", "tools", "user:1|sampling"), load), 4);
+  assert.equal(
+    await cache.get(DiscoveryCache.key("a", "tools", "user:2|sampling"), load),
+    2,
+    "another person's list is kept",
+  );
+  assert.equal(await cache.get(DiscoveryCache.key("a", "prompts", "user:1|"), load), 3, "kept");
+  await cache.get(DiscoveryCache.key("b", "tools", "*|"), load);
+  cache.invalidate("b", ["tools"], "*");
+  assert.equal(await cache.get(DiscoveryCache.key("b", "tools", "*|"), load), 6, "shared scope");
   stop();
-  cache.invalidate("a", ["prompts"]);
-  assert.deepEqual(heard, ["a:tools"], "a listener that stopped hears nothing");
+  cache.invalidate("a", ["prompts"], "user:1");
+  assert.deepEqual(heard, ["a:tools:user:1", "b:tools:*"], "a listener that stopped hears nothing");
 });

@@ -25,8 +25,10 @@ export interface MembersOptions {
   server: AggregateServerConfig;
   members: BackendServerConfig[];
   connect(member: BackendServerConfig): Backend | Promise<Backend>;
-  /** Told when a member is back, so every session lists it again. */
+  /** Told when a member is back, so every session in its scope lists it again. */
   cache: DiscoveryCache;
+  /** "*" when a member's lists are the same for everyone, else the person's (aggregate.ts). */
+  scopeOf(member: BackendServerConfig): string;
   /** How long connecting may take before a member is left out. */
   discoveryTimeoutMs: number;
   /** A member that failed is tried again after this long on the clock. */
@@ -135,7 +137,11 @@ export class Members {
     }
     if (wasDown) {
       this.options.logger.info("aggregate member is back", { member: link.name });
-      this.options.cache.invalidate(link.name, Object.keys(LISTS));
+      this.options.cache.invalidate(
+        link.name,
+        Object.keys(LISTS),
+        this.options.scopeOf(this.config(link.name)),
+      );
     }
   }
 

@@ -21,6 +21,8 @@ export interface RelayOptions {
   members: Members;
   discovery: Discovery;
   cache: DiscoveryCache;
+  /** The member's scope in the cache: "*", or this session's person's (aggregate.ts). */
+  scopeOf(member: string): string;
   logger: Logger;
   /** Hands a message to the client; does nothing once the aggregate is closed. */
   emit(message: JSONRPCMessage): void;
@@ -62,8 +64,9 @@ export class Relay {
     const { method, params } = message as { method: string; params?: Record<string, unknown> };
     const changed = LIST_CHANGED[method];
     if (changed) {
-      // Through the cache, so every session of the aggregate hears it (see listsChanged).
-      this.options.cache.invalidate(link.name, changed);
+      // Through the cache, so every session of the aggregate in the member's scope hears it (see
+      // listsChanged): everyone for a shared member, only this person for their own.
+      this.options.cache.invalidate(link.name, changed, this.options.scopeOf(link.name));
       return;
     }
     if (method === "notifications/cancelled") {
