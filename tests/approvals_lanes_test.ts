@@ -14,6 +14,10 @@ import { type ChangingTools, startChangingTools } from "./fixtures/changing_tool
 import type { Client } from "./fixtures/sdk.ts";
 import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2Transport,
+} from "@modelcontextprotocol/client";
 import { openKvStore } from "../src/store/kv.ts";
 import type { Store } from "../src/store/store.ts";
 import { ApprovalRecords } from "../src/mcp/approvals/approval_records.ts";
@@ -199,6 +203,39 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
         await approve(lanes, held);
         const ran = await client.callTool({ name: "echo", arguments: { bare: 1 } });
         assert.equal(textOf(ran), '{"bare":1}');
+      },
+    );
+
+    await t.step(
+      "a 2026-07-28 client without URL elicitation: an error naming the page; its retry runs",
+      async () => {
+        // As a 2025 client without URL elicitation is told: not -32021 for a capability it need
+        // not have, which would leave it no way to the page.
+        const client = new V2Client(
+          { name: "approvals-v2-no-url", version: "1.0.0" },
+          { capabilities: {}, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+        );
+        const transport = new V2Transport(new URL(`${lanes.gw.url}/member/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${ANN}` } },
+        });
+        await within("the v2 client to connect", client.connect(transport));
+        try {
+          const held = await within(
+            "the 2026 call to be refused with the page",
+            failure(client.callTool({ name: "echo", arguments: { v2: "no-url" } })),
+          );
+          assert.equal(held.data?.reason, "approval_required", held.message);
+          assert.match(held.message, /open http:\/\/127\.0\.0\.1:\d+\/approvals\//);
+          assert.equal(held.data?.url, `${lanes.gw.url}/approvals/${held.data?.approval}`);
+          await approve(lanes, held);
+          const ran = await within(
+            "the approved 2026 retry",
+            client.callTool({ name: "echo", arguments: { v2: "no-url" } }),
+          );
+          assert.equal(textOf(ran), '{"v2":"no-url"}');
+        } finally {
+          await client.close();
+        }
       },
     );
 

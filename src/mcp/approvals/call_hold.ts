@@ -26,6 +26,7 @@ import {
 } from "../protocol/jsonrpc.ts";
 import type { RpcResponse } from "../protocol/jsonrpc.ts";
 import { supportsUrlElicitation } from "../protocol/credential_errors.ts";
+import { UNASKABLE_META } from "../protocol/gateway_elicitation.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 import {
   approvalEnded,
@@ -338,6 +339,9 @@ export class SessionHolds {
     if (elicit) {
       const id = `${this.#prefix}${++this.#next}`;
       this.#asked.add(id);
+      const url = approvalUrl(this.settings.baseUrl, record.id);
+      // A 2026 request that did not declare URL elicitation is told the page in this error.
+      const unaskable = (approvalRequired(request.id, record, url) as { error: unknown }).error;
       this.side.deliver({
         jsonrpc: "2.0",
         id,
@@ -345,8 +349,9 @@ export class SessionHolds {
         params: {
           mode: "url",
           elicitationId,
-          url: approvalUrl(this.settings.baseUrl, record.id),
+          url,
           message: elicitationMessage(record),
+          _meta: { [UNASKABLE_META]: unaskable },
         },
       } as JSONRPCMessage, request.id);
     }

@@ -35,6 +35,7 @@ import { responseFor2026 } from "../translate/results.ts";
 import type { FrontContext } from "./context.ts";
 import type { StatelessEnvelope } from "./revision.ts";
 import { ModernErrorCode } from "../protocol/protocol_versions.ts";
+import { unaskableError } from "../protocol/gateway_elicitation.ts";
 import { SSE_HEADERS, SseWriter } from "./sse.ts";
 
 /** The answer to send the client, with its HTTP status. */
@@ -179,6 +180,12 @@ async function drive(
       return answer(message, inputRequiredResult(asked, state));
     }
     if (split.requiredCapabilities) {
+      // The gateway's own page (an approval) is named to a client that cannot be sent to it.
+      const unaskable = split.refused.map((entry) => unaskableError(entry.request));
+      if (unaskable.every((error) => error !== undefined)) {
+        await call.cancel("the client cannot open the page it was to be sent to");
+        return { body: { jsonrpc: "2.0", id: message.id, error: unaskable[0]! }, status: 200 };
+      }
       // Nothing the client could be asked: it must declare more and send the request again.
       await call.cancel("the client lacks a capability the backend needs");
       return { body: capabilityRefusal(message.id, split.requiredCapabilities), status: 400 };
