@@ -82,3 +82,72 @@ Deno.test("TcpFront over TLS: a newcomer refused at the cap reads a 503 after it
     await Deno.remove(ca.dir, { recursive: true });
   }
 });
+
+Deno.test("TcpFront over TLS: a client that half-closes after its request still reads the answer", async () => {
+  const ca = await testCa();
+  const leaf = await ca.issue("localhost");
+  const dir = await Deno.makeTempDir();
+  const release = Promise.withResolvers<void>();
+  let received = 0;
+  const listening = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { transport: "unix", path: `${dir}/s.sock`, onListen: () => listening.resolve() },
+    async () => {
+      received++;
+      await release.promise;
+      return new Response("late answer");
+    },
+  );
+  await listening.promise;
+  const port = await TlsPort.listen(
+    "127.0.0.1",
+    0,
+    checkCertifiedKey(leaf.cert, leaf.key, { cert: "cert", key: "key" }),
+  );
+  const front = TcpFront.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    upstream: `${dir}/s.sock`,
+    listener: port,
+    limits: {
+      maxConnections: 4,
+      headerTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+      idleTimeoutMs: 60_000,
+      sendTimeoutMs: 60_000,
+    },
+    logger: createLogger("error", () => {}),
+  });
+  const conn = await Deno.connectTls({
+    hostname: "localhost",
+    port: port.addr.port,
+    caCerts: [ca.cert],
+  });
+  try {
+    await conn.write(encoder.encode("GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+    await waitUntil("the request to reach the server", () => received === 1);
+    await conn.closeWrite();
+    // Give the half-close time to cross the front before the server answers.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release.resolve();
+    let text = "";
+    const buffer = new Uint8Array(4096);
+    for (;;) {
+      const n = await within("the answer", conn.read(buffer).catch(() => null));
+      if (n === null) break;
+      text += decoder.decode(buffer.subarray(0, n));
+    }
+    assert.match(text, /^HTTP\/1\.1 200 OK/);
+    assert.match(text, /late answer$/);
+  } finally {
+    release.resolve();
+    try {
+      conn.close();
+    } catch { /* closed by the front */ }
+    await front.stopAccepting();
+    front.closeAll();
+    await within("the unix server to shut down", server.shutdown());
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(ca.dir, { recursive: true });
+  }
+});

@@ -37,7 +37,9 @@ export class TlsPort {
 
   /** Listens on hostname:port (0: one the kernel picks) with `certificate`. */
   static async listen(hostname: string, port: number, certificate: CertifiedKey): Promise<TlsPort> {
-    const server = net.createServer({ pauseOnConnect: false });
+    // Half-open: a client that ends its side after its request still reads the answer (node
+    // would otherwise end ours at once); the front closes the connection once it is answered.
+    const server = net.createServer({ pauseOnConnect: false, allowHalfOpen: true });
     const tlsPort = new TlsPort(server, certificate);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
