@@ -210,3 +210,55 @@ oauth:
     await github.close();
   }
 });
+
+Deno.test("github login with a GitHub App's expiring tokens: past groupsMaxAge the gateway refreshes the person's token at GitHub, keeps the rotated one, and ends the grant when GitHub refuses it", async () => {
+  const github = await startFakeGithub();
+  github.expiringTokens = true;
+  const clock = testClock();
+  const gw = await startGateway(
+    `
+baseUrl: http://127.0.0.1:{{PORT}}
+servers:
+  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+oauth:
+  groupsMaxAge: 10m
+  idp:
+    provider: github
+    clientId: ${github.clientId}
+    clientSecret: ${github.clientSecret}
+    githubUrl: ${github.url}
+    githubApiUrl: ${github.url}/api
+  allow: { orgs: [acme] }
+`,
+    {},
+    { clock },
+  );
+  const refresh = (clientId: string, refreshToken: string) =>
+    token(gw.url, {
+      grant_type: "refresh_token",
+      client_id: clientId,
+      refresh_token: refreshToken,
+    });
+  try {
+    const client = await registerClient(gw.url);
+    const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
+      .get("code")!;
+    let tokens = (await exchangeCode(gw.url, client.client_id, code)).json;
+    // GitHub's 8-hour token has expired: each read refreshes it, with the token rotated last time.
+    for (const round of [1, 2]) {
+      clock.advance(9 * 60 * 60_000);
+      const next = await refresh(client.client_id, tokens.refresh_token);
+      assert.equal(next.status, 200, JSON.stringify(next.json));
+      assert.equal(github.refreshes, round);
+      tokens = next.json;
+    }
+    github.revokeTokens();
+    clock.advance(9 * 60 * 60_000);
+    const refused = await refresh(client.client_id, tokens.refresh_token);
+    assert.equal(refused.status, 400);
+    assert.match(refused.json.error_description, /identity provider no longer accepts/);
+  } finally {
+    await gw.close();
+    await github.close();
+  }
+});
