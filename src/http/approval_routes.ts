@@ -45,6 +45,7 @@ export function approvalPages(
     board: parts.board,
     events: parts.events,
     clock,
+    currentIdentity: auth.tokenDeps.currentIdentity,
   });
   return {
     list: (c) => flow.list(c.req.raw),

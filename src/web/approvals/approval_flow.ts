@@ -12,6 +12,7 @@ import type { ApprovalBoard } from "../../mcp/approvals/approval_board.ts";
 import type { ApprovalRecord, ApprovalRecords } from "../../mcp/approvals/approval_records.ts";
 import type { ApprovalEvents } from "../../mcp/approvals/call_hold.ts";
 import { NO_STORE } from "../../oauth/errors.ts";
+import type { CurrentIdentity } from "../../oauth/token.ts";
 import type { LoginFlow } from "../login_flow.ts";
 import { errorPage } from "../pages.ts";
 import type { SsoSession, SsoSessions } from "../sso.ts";
@@ -25,6 +26,11 @@ export interface ApprovalFlowDeps {
   board: ApprovalBoard;
   events: ApprovalEvents;
   clock: Clock;
+  /**
+   * The person as the identity provider states them now when their groups are older than
+   * `oauth.groupsMaxAge` (a sign-in outlives them); left out: as signed in.
+   */
+  currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
 }
 
 /** Whether `identity` may decide `record`, and if not, why (shown on the page). */
@@ -38,15 +44,17 @@ export function mayDecide(
       ? { ok: true }
       : { ok: false, why: "Only the person who made this call may approve it." };
   }
-  if (isCaller) {
+  const email = identity.emailVerified === false ? undefined : identity.email?.toLowerCase();
+  const emails = [email, ...(identity.verifiedEmails ?? []).map((e) => e.toLowerCase())];
+  // The caller under another account (another subject with the caller's address) is the caller.
+  const callerEmail = record.person.email?.toLowerCase();
+  if (isCaller || (callerEmail !== undefined && emails.includes(callerEmail))) {
     return {
       ok: false,
       why:
         "Someone else must approve this call: the gateway's rule names who, and never the caller.",
     };
   }
-  const email = identity.emailVerified === false ? undefined : identity.email?.toLowerCase();
-  const emails = [email, ...(identity.verifiedEmails ?? []).map((e) => e.toLowerCase())];
   const named = emails.some((e) =>
     e !== undefined && record.by !== "caller" &&
     record.by.emails.includes(e)
@@ -74,7 +82,7 @@ export class ApprovalFlow {
     const session = await this.deps.sso.fromRequest(request);
     if (!session) return await this.deps.loginFlow.signIn(`${this.#basePath}/approvals`);
     const all = await this.deps.records.all();
-    const { identity } = session;
+    const identity = await this.#identity(session);
     const mine = all.filter((r) => r.person.id === identity.subject && r.status === "pending");
     const forMe = all.filter((r) => r.status === "pending" && mayDecide(r, identity).ok);
     return await approvalListPage(mine, forMe, await this.#context(session));
@@ -85,7 +93,8 @@ export class ApprovalFlow {
     const session = await this.deps.sso.fromRequest(request);
     if (!session) return await this.deps.loginFlow.signIn(`${this.#basePath}/approvals/${id}`);
     const record = await this.deps.records.get(id);
-    if (!record || !this.#mayView(record, session.identity)) return await unknown();
+    const identity = await this.#identity(session);
+    if (!record || !this.#mayView(record, identity)) return await unknown();
     const notice = new URL(request.url).searchParams.get("notice");
     const ctx = await this.#context(session);
     ctx.notice = notice === "approved"
@@ -93,7 +102,7 @@ export class ApprovalFlow {
       : notice === "denied"
       ? { ok: true, text: "Denied. The call did not run, and the client has been told." }
       : undefined;
-    return await approvalPage(record, mayDecide(record, session.identity), ctx);
+    return await approvalPage(record, mayDecide(record, identity), ctx);
   }
 
   /** POST /approvals/{id}: csrf, decision (approve | deny). */
@@ -125,8 +134,9 @@ export class ApprovalFlow {
       return await errorPage(400, "No decision", "Press Approve or Deny; nothing was changed.");
     }
     const record = await this.deps.records.get(id);
-    if (!record || !this.#mayView(record, session.identity)) return await unknown();
-    const allowed = mayDecide(record, session.identity);
+    const identity = await this.#identity(session);
+    if (!record || !this.#mayView(record, identity)) return await unknown();
+    const allowed = mayDecide(record, identity);
     if (!allowed.ok) {
       return await errorPage(403, "Not yours to decide", `${allowed.why} Nothing was changed.`);
     }
@@ -156,6 +166,17 @@ export class ApprovalFlow {
         ...NO_STORE,
       },
     });
+  }
+
+  /**
+   * Who the signed-in person is now: groups older than `oauth.groupsMaxAge` are read again, so
+   * someone taken out of an approvers' group stops deciding (and seeing) at once, not when their
+   * sign-in ends. A person the provider no longer knows keeps only what is theirs as the caller.
+   */
+  async #identity(session: SsoSession): Promise<Identity> {
+    const current = await this.deps.currentIdentity?.(session.identity);
+    if (!current) return session.identity;
+    return current.ok ? current.identity : { subject: session.identity.subject };
   }
 
   /** The caller and whoever may decide see the page; others learn nothing, not even that it exists. */

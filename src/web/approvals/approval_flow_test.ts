@@ -39,3 +39,12 @@ Deno.test("mayDecide() with by: emails counts only a verified address", () => {
   assert.equal(mayDecide(byEmail, { ...carol, emailVerified: false }).ok, false);
   assert.equal(mayDecide(byEmail, { ...carol, email: "Carol@Example.com" }).ok, true);
 });
+
+Deno.test("mayDecide() with by: groups refuses the caller under a second account of the same address", () => {
+  const byGroup = record({ emails: ["alice@example.com"], groups: ["release-managers"] });
+  const otherAlice = { ...alice, subject: "oidc:alice-second" };
+  assert.equal(mayDecide(byGroup, otherAlice).ok, false);
+  assert.equal(mayDecide(byGroup, { ...otherAlice, email: "ALICE@example.com" }).ok, false);
+  assert.equal(mayDecide(byGroup, { ...otherAlice, emailVerified: false }).ok, true, "by group");
+  assert.equal(mayDecide(byGroup, bob).ok, true);
+});
