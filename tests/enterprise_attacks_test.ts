@@ -139,6 +139,23 @@ Deno.test("ID-JAG attacks: keys the assertion carries or points to are never use
       assert.match(String(body.error_description), /signature/, JSON.stringify(header));
     }
     assert.equal(lure.hits(), 0, "no jku or x5u was fetched");
+    // Their audit lines say that the subject they name is only what the sender wrote: anyone
+    // can put a colleague's name in an assertion that was never going to verify.
+    const audits = setup.gw.logs.map((line) => JSON.parse(line)).filter((l) =>
+      l.event === "id_jag"
+    );
+    assert.equal(audits.length, headers.length);
+    for (const audit of audits) {
+      assert.equal(audit.check, "signature");
+      assert.equal(audit.sub, "alice-example-com");
+      assert.equal(audit.verified, false);
+    }
+    // After the signature, what the audit names is the IdP's word.
+    const late = await present(setup, await keys.sign(claimsFor(setup, { aud: "https://x" })));
+    assert.equal(late.status, 400);
+    const lateAudit = JSON.parse(setup.gw.logs.findLast((l) => l.includes('"id_jag"'))!);
+    assert.equal(lateAudit.check, "aud");
+    assert.equal(lateAudit.verified, true);
     // The issuer's name spelled otherwise is another issuer, refused before any key is looked up.
     const issuer = setup.idp.issuer;
     for (const iss of [`${issuer}/`, issuer.toUpperCase(), ` ${issuer}`, [issuer]]) {

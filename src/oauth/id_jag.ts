@@ -216,6 +216,16 @@ export const ID_JAG_CHECKS: readonly IdJagCheck[] = [
   },
 ];
 
+/**
+ * Whether an assertion refused by `check` had its signature verified first, so the issuer,
+ * subject and `jti` it names are the issuer's word (a step after the list, such as the
+ * resource or the jti's record, comes after the signature too).
+ */
+export function signatureVerifiedBefore(check: string): boolean {
+  const at = ID_JAG_CHECKS.findIndex((c) => c.name === check);
+  return at < 0 || at > ID_JAG_CHECKS.findIndex((c) => c.name === "signature");
+}
+
 /** Runs `ID_JAG_CHECKS` in order: the claims, or the first failed check and why. */
 export async function checkIdJag(
   input: IdJagInput,

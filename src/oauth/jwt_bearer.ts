@@ -19,6 +19,7 @@ import {
   type IdJagInput,
   type IdJagPolicy,
   namedParties,
+  signatureVerifiedBefore,
 } from "./id_jag.ts";
 import type { IssuerKeys } from "./issuer_keys.ts";
 import { JWT_BEARER, SCOPES_SUPPORTED } from "./metadata.ts";
@@ -30,6 +31,11 @@ export interface IdJagOutcome {
   client: string;
   jti?: string;
   outcome: "issued" | "refused";
+  /**
+   * Whether the signature verified before the outcome: false, iss, sub and jti are only what
+   * the sender wrote (anyone may name anyone in an assertion that never verifies).
+   */
+  verified: boolean;
   /** The check or step that refused it. */
   check?: string;
   reason?: string;
@@ -120,6 +126,7 @@ export async function jwtBearerGrant(
       client: client.clientId,
       jti: typeof jti === "string" && jti.length <= 256 ? jti : undefined,
       outcome: "refused",
+      verified: signatureVerifiedBefore(check),
       check,
       reason,
     });
@@ -173,6 +180,7 @@ export async function jwtBearerGrant(
     client: client.clientId,
     jti: claims.jti,
     outcome: "issued",
+    verified: true,
   });
   return { familyId, context: grant };
 }

@@ -75,7 +75,8 @@ export function auditToolChange(logger: Logger, change: ToolChangeAudit): void {
 
 /**
  * An ID-JAG presented at /token (enterprise-managed authorization): the issuer, subject,
- * client and `jti` it named, and whether a token was issued or which check refused it. Never
+ * client and `jti` it named (`verified` says whether its signature held first), and whether a
+ * token was issued or which check refused it. Never
  * the assertion. Logged as an "audit" line with `event: "id_jag"`.
  */
 export interface IdJagAudit {
@@ -84,6 +85,8 @@ export interface IdJagAudit {
   client: string;
   jti?: string;
   outcome: "issued" | "refused";
+  /** False when the signature had not verified: iss, sub and jti are the sender's say-so. */
+  verified: boolean;
   check?: string;
   reason?: string;
 }
