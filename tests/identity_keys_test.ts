@@ -1,6 +1,6 @@
 /**
- * `gatehouse keys rotate` beside a running gateway on one storage: the gateway signs with the
- * new key once it reads the record again, and the JWKS keeps the previous key until every
+ * `gatehouse keys rotate` beside a running gateway on one storage: the new key is published at
+ * once and signs once every backend's cached key set can have it, and the JWKS keeps the previous key until every
  * assertion it signed has expired, so a backend verifying with `jose` accepts both meanwhile.
  * The gateway keeps no `secret:` here: the command finds the generated one in storage.
  */
@@ -10,7 +10,10 @@ import { testClock } from "./fixtures/clock.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { startIdentityBackend } from "./fixtures/identity_backend.ts";
 import { runKeysCommand } from "../src/cli/keys.ts";
-import { PUBLISHED_AFTER_RETIREMENT_MS } from "../src/credentials/assertion_keys.ts";
+import {
+  KEY_ACTIVATION_MS,
+  PUBLISHED_AFTER_RETIREMENT_MS,
+} from "../src/credentials/assertion_keys.ts";
 import { openKvStore } from "../src/store/kv.ts";
 
 const TOKEN = "alice-static-token-0123456789";
@@ -101,8 +104,12 @@ servers:
     assert.notEqual(newKid, oldKid);
     assert.match(rotated.out, new RegExp(`still published until .*: ${oldKid}`));
 
-    // Past the minute an assertion is reused (and the 30 s the gateway reads the keys again).
-    clock.advance(61_000);
+    // Published at once, before it signs: a backend's cached key set has it by then.
+    clock.advance(31_000);
+    assert.equal(jose.decodeProtectedHeader(await assertion()).kid, oldKid);
+    assert.deepEqual((await published()).keys.map((key) => key.kid), [newKid, oldKid]);
+    // Once its time has come (and the minute an assertion is reused has passed).
+    clock.advance(KEY_ACTIVATION_MS);
     const second = await assertion();
     assert.equal(jose.decodeProtectedHeader(second).kid, newKid);
     assert.deepEqual((await published()).keys.map((key) => key.kid), [newKid, oldKid]);

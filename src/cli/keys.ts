@@ -1,12 +1,16 @@
 /**
  * `gatehouse keys rotate|list`: the ES256 keys that sign identity assertions to backends
  * (docs/identity.md), on the configured storage while the gateways run on it. `rotate` makes a
- * new signing key; the one it replaces stays published at /.well-known/gatehouse/jwks.json
- * until every assertion it signed has expired, so backends verify both meanwhile. Every replica
- * signs with the new key within 30 seconds.
+ * new signing key, published at /.well-known/gatehouse/jwks.json at once and signing once every
+ * backend's cached copy can have it; the one it replaces signs until then and stays published
+ * until every assertion it signed has expired, so backends verify both meanwhile.
  */
 import { Secret } from "../core/secret.ts";
-import { AssertionKeys, PUBLISHED_AFTER_RETIREMENT_MS } from "../credentials/assertion_keys.ts";
+import {
+  AssertionKeys,
+  KEY_ACTIVATION_MS,
+  PUBLISHED_AFTER_RETIREMENT_MS,
+} from "../credentials/assertion_keys.ts";
 import { deriveAesKey } from "../crypto/keys.ts";
 import { KEYS } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
@@ -15,14 +19,17 @@ import { onStorage, type OperatorCommandDeps, splitFlag } from "./operator_comma
 
 export const KEYS_USAGE = `Usage:
   gatehouse keys rotate [--config PATH]
-      make a new key for signing identity assertions (identity.assertion); the
-      previous key stays published at /.well-known/gatehouse/jwks.json for ${
+      make a new key for signing identity assertions (identity.assertion); it is
+      published at /.well-known/gatehouse/jwks.json at once and signs ${
+  KEY_ACTIVATION_MS / 60_000
+} minutes later,
+      once every backend's cached key set has it. The previous key signs until then
+      and stays published for ${
   PUBLISHED_AFTER_RETIREMENT_MS / 60_000
-} more
-      minutes, until every assertion it signed has expired. Replicas sign with the
-      new key within 30 seconds.
+} more minutes, until every assertion it signed
+      has expired.
   gatehouse keys list [--config PATH]
-      the key ids published now, the signing key first
+      the key ids published now, the newest first
 
 The storage is the one the configuration names (PATH, else $GATEHOUSE_CONFIG, else
 ./config.yaml); run it where the gateway runs, as the user it runs as.
@@ -74,8 +81,12 @@ export async function runKeysCommand(args: string[], deps: OperatorCommandDeps):
       for (const key of await keys.published()) deps.out(key.kid);
       return KEYS_EXIT.ok;
     }
-    const { kid, previous } = await keys.rotate();
-    deps.out(`signing with ${kid} from now on (every replica within 30 seconds)`);
+    const { kid, signsFrom, previous } = await keys.rotate();
+    deps.out(
+      `signing with ${kid} from ${
+        new Date(signsFrom).toISOString()
+      } (published now; every replica within 30 seconds of that)`,
+    );
     if (previous.length > 0) {
       deps.out(
         `still published until their assertions have expired: ${previous.join(", ")}`,

@@ -1,10 +1,13 @@
 /**
  * The keys that sign identity assertions to backends (docs/identity.md): ES256 key pairs, one
  * record in storage for every replica, the private halves sealed (AES-256-GCM under their own
- * `assertion-keys` key, the kid as associated data). The first key signs; a key `rotate()`
- * retired stays published until every assertion it can have signed has expired (a replica
+ * `assertion-keys` key, the kid as associated data). The first key signs at once; a key
+ * `rotate()` makes is published first and signs only from `KEY_ACTIVATION_MS` later, when every
+ * replica's JWKS has listed it for longer than a backend caches one (the replica that rotated
+ * signs no sooner than one that has not read the record again). The key it replaces signs until
+ * then and stays published until every assertion it can have signed has expired (a replica
  * reads the record again within `REREAD_MS`, reuses an assertion for at most a minute, and an
- * assertion lives five), then it is dropped at the next rotation or start.
+ * assertion lives five), then it is dropped at the next rotation.
  */
 import type { Clock } from "../core/clock.ts";
 import { seal, unseal } from "../crypto/aead.ts";
@@ -19,6 +22,14 @@ export const ASSERTION_TTL_MS = 5 * 60_000;
 export const ASSERTION_REUSE_MS = 60_000;
 /** How often a replica reads the key record again (to learn of a rotation elsewhere). */
 export const REREAD_MS = 30_000;
+/** How long a backend may keep the JWKS (its route's `cache-control: max-age`), in seconds. */
+export const JWKS_MAX_AGE_S = 60;
+/**
+ * A rotation's new key signs this long after it is stored: every replica publishes it within
+ * `REREAD_MS`, and a JWKS fetched just before lives `JWKS_MAX_AGE_S` in a backend's cache; the
+ * rest is a margin for replicas' clocks.
+ */
+export const KEY_ACTIVATION_MS = REREAD_MS + JWKS_MAX_AGE_S * 1000 + 30_000;
 /** A retired key stays published this long: every assertion it signed has expired by then. */
 export const PUBLISHED_AFTER_RETIREMENT_MS = REREAD_MS + ASSERTION_REUSE_MS +
   ASSERTION_TTL_MS + 60_000;
@@ -31,7 +42,9 @@ interface StoredKey {
   sealed: string;
   publicJwk: JsonWebKey;
   createdAt: number;
-  /** When a rotation replaced it as the signing key. */
+  /** From when it signs (a rotation's key; the first signs at once). */
+  signsFrom?: number;
+  /** When a rotation's new key takes over signing from it. */
   retiredAt?: number;
 }
 
@@ -42,6 +55,7 @@ interface KeyRecord {
 interface KeyRead {
   at: number;
   record: KeyRecord;
+  kid: string;
   signing: Promise<SigningKey>;
 }
 
@@ -78,18 +92,21 @@ export class AssertionKeys {
   }
 
   /**
-   * A new signing key; the one it replaces stays published until its assertions have expired,
-   * and keys retired longer ago than that are dropped. Returns the new kid and the kids still
-   * published besides it.
+   * A new signing key, published now and signing from `KEY_ACTIVATION_MS` later; the keys it
+   * replaces sign until then and stay published until their assertions have expired, and keys
+   * retired longer ago than that are dropped. Returns the new kid, when it signs, and the kids
+   * still published besides it.
    */
-  async rotate(): Promise<{ kid: string; previous: string[] }> {
+  async rotate(): Promise<{ kid: string; signsFrom: number; previous: string[] }> {
     const { store, clock } = this.options;
     for (let attempt = 0; attempt < 5; attempt++) {
       const entry = await store.getEntry<KeyRecord>(KEYS.assertionKeys);
       const now = clock.now();
-      const fresh = await this.#newKey();
+      const signsFrom = now + KEY_ACTIVATION_MS;
+      const fresh = { ...await this.#newKey(), signsFrom };
+      // Every key still signing, or yet to, hands over when the new one starts.
       const kept = (entry.value?.keys ?? [])
-        .map((key) => key.retiredAt === undefined ? { ...key, retiredAt: now } : key)
+        .map((key) => (key.retiredAt ?? Infinity) > now ? { ...key, retiredAt: signsFrom } : key)
         .filter((key) => now < publishedUntil(key));
       const record = { keys: [fresh, ...kept] };
       if (
@@ -98,7 +115,7 @@ export class AssertionKeys {
         })
       ) {
         this.#read = undefined;
-        return { kid: fresh.kid, previous: kept.map((key) => key.kid) };
+        return { kid: fresh.kid, signsFrom, previous: kept.map((key) => key.kid) };
       }
     }
     throw new Error("the assertion keys kept changing while rotating them; try again");
@@ -110,11 +127,13 @@ export class AssertionKeys {
     if (this.#read && now - this.#read.at < REREAD_MS) return this.#read;
     this.#reading ??= this.#load().finally(() => this.#reading = undefined);
     const record = await this.#reading;
-    if (this.#read?.record.keys[0].kid !== record.keys[0].kid) {
-      const signing = this.#open(record.keys[0]);
+    // The newest key whose time to sign has come (the keys are kept newest first).
+    const chosen = record.keys.find((key) => (key.signsFrom ?? 0) <= now) ?? record.keys.at(-1)!;
+    if (this.#read?.kid !== chosen.kid) {
+      const signing = this.#open(chosen);
       // A failed open is tried again at the next read, not kept.
       signing.catch(() => this.#read = undefined);
-      return this.#read = { at: now, record, signing };
+      return this.#read = { at: now, record, kid: chosen.kid, signing };
     }
     return this.#read = { ...this.#read, at: now, record };
   }

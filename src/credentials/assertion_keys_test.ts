@@ -3,7 +3,13 @@ import { testClock } from "../../tests/fixtures/clock.ts";
 import { Secret } from "../core/secret.ts";
 import { deriveAesKey } from "../crypto/keys.ts";
 import { openKvStore } from "../store/kv.ts";
-import { AssertionKeys, PUBLISHED_AFTER_RETIREMENT_MS, REREAD_MS } from "./assertion_keys.ts";
+import {
+  AssertionKeys,
+  JWKS_MAX_AGE_S,
+  KEY_ACTIVATION_MS,
+  PUBLISHED_AFTER_RETIREMENT_MS,
+  REREAD_MS,
+} from "./assertion_keys.ts";
 
 const sealKey = (text: string) => deriveAesKey(new Secret(text.padEnd(40, "x")), "assertion-keys");
 
@@ -34,15 +40,16 @@ Deno.test("AssertionKeys: replicas starting together sign with one key, made onc
   }
 });
 
-Deno.test("AssertionKeys: a rotation reaches the other replica within REREAD_MS; the old key is published until its assertions expired", async () => {
+Deno.test("AssertionKeys: a rotation's key signs on every replica once published long enough; the old key is published until its assertions expired", async () => {
   const { clock, store, made: [a, b] } = await replicas(2);
   try {
     const first = (await b.signing()).kid;
     const { kid, previous } = await a.rotate();
     assert.deepEqual(previous, [first]);
+    assert.equal((await a.signing()).kid, first, "published before it signs");
+    assert.deepEqual((await a.published()).map((key) => key.kid), [kid, first]);
+    clock.advance(KEY_ACTIVATION_MS);
     assert.equal((await a.signing()).kid, kid);
-    assert.equal((await b.signing()).kid, first, "b has not read the record again yet");
-    clock.advance(REREAD_MS);
     assert.equal((await b.signing()).kid, kid);
     assert.deepEqual((await b.published()).map((key) => key.kid), [kid, first]);
     clock.advance(PUBLISHED_AFTER_RETIREMENT_MS - REREAD_MS);
@@ -51,6 +58,34 @@ Deno.test("AssertionKeys: a rotation reaches the other replica within REREAD_MS;
     // The next rotation drops it from storage altogether.
     const third = await a.rotate();
     assert.deepEqual(third.previous, [kid]);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("AssertionKeys: after a rotation no replica signs with a key that a JWKS a backend still caches lacks, even one another replica served from its last read", async () => {
+  const { clock, store, made: [a, b] } = await replicas(2);
+  try {
+    await a.signing();
+    clock.advance(REREAD_MS - 1_000);
+    // b reads the record just before the rotation; a backend fetches b's JWKS just after it and
+    // keeps it for its max-age, as the route's cache-control says.
+    await b.published();
+    const rotated = await a.rotate();
+    const cached = (await b.published()).map((key) => key.kid);
+    for (let waited = 0; waited <= JWKS_MAX_AGE_S * 1000; waited += 5_000) {
+      for (const replica of [a, b]) {
+        const { kid } = await replica.signing();
+        assert.ok(cached.includes(kid), `${kid} signs ${waited} ms after, unknown to ${cached}`);
+      }
+      clock.advance(5_000);
+    }
+    // Rotating twice in a row: the key in between never signs unpublished either.
+    const again = await a.rotate();
+    clock.advance(KEY_ACTIVATION_MS + REREAD_MS);
+    for (const replica of [a, b]) assert.equal((await replica.signing()).kid, again.kid);
+    const published = (await b.published()).map((key) => key.kid);
+    assert.deepEqual(published.slice(0, 2), [again.kid, rotated.kid]);
   } finally {
     store.close();
   }

@@ -21,7 +21,7 @@ import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import type { StorageMonitor } from "../store/monitored.ts";
 import type { Policies } from "../policy/server_policy.ts";
-import type { AssertionKeys } from "../credentials/assertion_keys.ts";
+import { type AssertionKeys, JWKS_MAX_AGE_S } from "../credentials/assertion_keys.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
 import { mcpEndpoints, type McpHandler } from "./mcp_routes.ts";
 import { finished, type GatewayEnv } from "./finish.ts";
@@ -137,7 +137,7 @@ export function buildRoutes(deps: RouteDeps): Routes {
     get(JWKS_PATH, async (c) => {
       if (!deps.assertionKeys) return httpError(404, "not_found", "no identity assertion keys");
       const keys = await deps.assertionKeys.published();
-      return c.json({ keys }, 200, { "cache-control": "public, max-age=60" });
+      return c.json({ keys }, 200, { "cache-control": `public, max-age=${JWKS_MAX_AGE_S}` });
     }),
     // Preflights of browser-based clients (MCP Inspector): metadata, registration, token.
     atOrigin(options("/.well-known/*", oauth.preflight)),
