@@ -317,6 +317,11 @@ servers:
       const refused = await client.callTool({ name: "vendor.search", arguments: {} })
         .then(() => undefined, (error: Error) => error);
       assert.match(String(refused?.message), /on the server "vendor" it changed its definition/);
+      // Called by the member's own name, as an App calls its server's tools: held all the same.
+      const byOwnName = await client.callTool({ name: "search", arguments: {} })
+        .then(() => undefined, (error: Error & { data?: { reason?: string } }) => error);
+      assert.equal(byOwnName?.data?.reason, "tool_change_held", String(byOwnName));
+      assert.deepEqual(vendor.calls, [], "the held tool never ran");
       assert.equal(
         (await client.callTool({ name: "vendor.echo", arguments: {} })).isError,
         undefined,
@@ -344,6 +349,9 @@ servers:
         String(stopped?.message),
         /the server "strict" changed the definitions of tools \("export_all"\)/,
       );
+      const ownName = await client.callTool({ name: "lookup", arguments: {} })
+        .then(() => undefined, (error: Error & { data?: { reason?: string } }) => error);
+      assert.equal(ownName?.data?.reason, "tool_change_refused", String(ownName));
       assert.deepEqual(strict.calls, []);
 
       assert.equal((await tools(yaml, storage, "approve", "strict")).code, 0);

@@ -176,15 +176,36 @@ export class SessionTools implements ApprovalWaiter {
         "tools/call needs params.name, the name of a tool as a string",
       ) as JSONRPCMessage;
     }
-    const owner = this.integrity.ownerOf(this.server, name);
-    if (!owner || owner.server.toolChanges === "allow") return undefined;
+    const owners = this.integrity.ownersOf(this.server, name)
+      .filter((owner) => owner.server.toolChanges !== "allow");
+    if (owners.length === 0) return undefined;
     if (!this.#listed && this.session.ask) {
       // A client that never listed here (its list cached from elsewhere): the gateway lists
       // first, so the call is judged on what the server says now, not on a list seen elsewhere.
       return (this.#listing ??= this.#listOwn().finally(() => this.#listing = undefined))
-        .then(() => this.#judgeNow(id, name, owner));
+        .then(() => this.#judgeOwners(id, name, owners));
     }
-    return this.#judgeNow(id, name, owner);
+    return this.#judgeOwners(id, name, owners);
+  }
+
+  #judgeOwners(
+    id: RequestId,
+    name: string,
+    owners: ToolOwner[],
+  ): Maybe<JSONRPCMessage | undefined> {
+    if (!owners[0].ownName) return this.#judgeNow(id, name, owners[0]);
+    // An aggregate's member's own name: judged by each member that knows a tool of that name
+    // (the listing above recorded every tool the aggregate could route it to); a member that
+    // never listed one cannot be where the call goes.
+    return (async () => {
+      for (const owner of owners) {
+        const known = await this.integrity.knownNow(owner.server.name);
+        if (!known.tools.has(owner.tool)) continue;
+        const refused = await this.#judge(id, name, owner, known.tools);
+        if (refused) return refused;
+      }
+      return undefined;
+    })();
   }
 
   #judgeNow(id: RequestId, name: string, owner: ToolOwner): Maybe<JSONRPCMessage | undefined> {

@@ -63,6 +63,11 @@ export interface ToolReview {
 export interface ToolOwner {
   server: BackendServerConfig;
   tool: string;
+  /**
+   * Called in an aggregate by the member's own name, without its prefix (as an App calls its
+   * server's tools): the aggregate routes it to the member that lists it (aggregate/routing.ts).
+   */
+  ownName?: boolean;
 }
 
 /** What this replica last read of one tool's record. */
@@ -126,6 +131,18 @@ export class ToolIntegrity {
       }
     }
     return best;
+  }
+
+  /**
+   * Every tool a call of `name` on `server` may reach: its owner, or, for a name no member's
+   * prefix fits in an aggregate, each member's tool of that very name.
+   */
+  ownersOf(server: ServerConfig, name: string): ToolOwner[] {
+    const owner = this.ownerOf(server, name);
+    if (owner || server.transport !== "aggregate") return owner ? [owner] : [];
+    return server.members.map((member) => this.options.servers.get(member))
+      .filter((config) => config !== undefined && config.transport !== "aggregate")
+      .map((config) => ({ server: config as BackendServerConfig, tool: name, ownName: true }));
   }
 
   /** What this replica knows of `server`'s tools, read again when older than FRESH_MS. */
