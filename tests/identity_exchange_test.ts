@@ -25,6 +25,8 @@ interface Setup {
   backend: IdentityBackend;
   clock: TestClock;
   store: Store;
+  /** The configuration the gateway started with (to reload it changed). */
+  yaml: string;
 }
 
 async function withExchange(
@@ -43,8 +45,7 @@ async function withExchange(
   const store = await openKvStore(":memory:", { clock });
   let gw: TestGateway | undefined;
   try {
-    gw = await socket.start(
-      `
+    const yaml = `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   ledger:
@@ -57,14 +58,15 @@ servers:
     url: ${backend.url}
     requiresUserToken: true
     userToken: { kind: exchange, displayName: Vault, audience: vault-api }
+  books:
+    transport: aggregate
+    servers: [ledger, vault]
 oauth:
   accessTokenTtl: 3h
 ${idpSection(idp)}
-`,
-      { IDP_SECRET: idp.clientSecret },
-      { clock, store },
-    );
-    await test({ gw, idp, policy, backend, clock, store });
+`;
+    gw = await socket.start(yaml, { IDP_SECRET: idp.clientSecret }, { clock, store });
+    await test({ gw, idp, policy, backend, clock, store, yaml });
   } finally {
     if (gw) await gw.close();
     else await socket.close();
@@ -78,7 +80,7 @@ async function signIn(s: Setup, email: string): Promise<string> {
   s.idp.loginAs = { email };
   const client = await registerClient(s.gw.url);
   const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
-    resource: [`${s.gw.url}/ledger`, `${s.gw.url}/vault`],
+    resource: [`${s.gw.url}/ledger`, `${s.gw.url}/vault`, `${s.gw.url}/books`],
   })).get("code")!;
   const tokens = await exchangeCode(s.gw.url, client.client_id, code);
   assert.equal(tokens.status, 200, JSON.stringify(tokens.json));
@@ -86,7 +88,7 @@ async function signIn(s: Setup, email: string): Promise<string> {
 }
 
 /** A 2026-07-28 `whoami` on `server`: the HTTP status and the JSON-RPC answer. */
-async function whoami(s: Setup, token: string, server = "ledger") {
+async function whoami(s: Setup, token: string, server = "ledger", tool = "whoami") {
   const response = await fetch(`${s.gw.url}/${server}/mcp`, {
     method: "POST",
     headers: {
@@ -95,14 +97,14 @@ async function whoami(s: Setup, token: string, server = "ledger") {
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2026-07-28",
       "mcp-method": "tools/call",
-      "mcp-name": "whoami",
+      "mcp-name": tool,
     },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
       method: "tools/call",
       params: {
-        name: "whoami",
+        name: tool,
         arguments: {},
         _meta: {
           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -235,4 +237,35 @@ Deno.test("kind: exchange: two backends needing the person's expired IdP token a
     bearerOf(await whoami(s, alice));
     assert.equal(s.idp.grants.refresh_token, 2);
   }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true });
+});
+
+Deno.test("kind: exchange: after a reload names another audience, the backend gets a token for that audience, not the one kept for the last", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    assert.equal(jose.decodeJwt(bearerOf(await whoami(s, alice))).aud, "ledger-api");
+    await s.gw.reload(s.yaml.replace("audience: ledger-api", "audience: vault-api"), {
+      IDP_SECRET: s.idp.clientSecret,
+    });
+    assert.equal(jose.decodeJwt(bearerOf(await whoami(s, alice))).aud, "vault-api");
+  }, { audiences: ["ledger-api", "vault-api"] });
+});
+
+Deno.test("kind: exchange through an aggregate: each member's backend gets the token for its own audience, for the person calling", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    const bob = await signIn(s, "bob@example.com");
+    const calls = await Promise.all([
+      whoami(s, alice, "books", "ledger.whoami"),
+      whoami(s, alice, "books", "vault.whoami"),
+      whoami(s, bob, "books", "vault.whoami"),
+      whoami(s, bob, "books", "ledger.whoami"),
+    ]);
+    const told = calls.map((call) => jose.decodeJwt(bearerOf(call)));
+    assert.deepEqual(told.map(({ sub, aud }) => [sub, aud]), [
+      ["alice-example-com", "ledger-api"],
+      ["alice-example-com", "vault-api"],
+      ["bob-example-com", "vault-api"],
+      ["bob-example-com", "ledger-api"],
+    ]);
+  }, { audiences: ["ledger-api", "vault-api"] });
 });
