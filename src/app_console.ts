@@ -31,6 +31,8 @@ import { OperatorConsole } from "./web/admin/console.ts";
 import { ConsoleSignIn } from "./web/admin/console_sign_in.ts";
 import { cookiePolicy } from "./web/cookies.ts";
 import type { IdentityProvider } from "./idp/provider.ts";
+import type { Identity } from "./core/identity.ts";
+import type { CurrentIdentity } from "./oauth/token.ts";
 import type { ConnectionRow, ConsoleSources, ToolRow } from "./web/admin/sources.ts";
 import type { LoginFlow } from "./web/login_flow.ts";
 import type { SsoSessions } from "./web/sso.ts";
@@ -60,6 +62,8 @@ export interface ConsoleParts {
     loginFlow: LoginFlow;
     grants: GrantAdmin;
     credentials: UserCredentials;
+    /** The authorization server: the person as the provider states them now (groupsMaxAge). */
+    server?: { tokenDeps: { currentIdentity?(identity: Identity): Promise<CurrentIdentity> } };
   };
 }
 
@@ -281,5 +285,6 @@ export async function createConsole(parts: ConsoleParts): Promise<OperatorConsol
       config.servers.get(name as ServerName)?.transport !== "aggregate",
     clock,
     logger,
+    currentIdentity: parts.oauth.server?.tokenDeps.currentIdentity,
   });
 }

@@ -48,7 +48,10 @@ function fold(value: unknown, depth: number): unknown {
   const entries = Object.entries(value as Record<string, unknown>);
   const out: Record<string, unknown> = {};
   for (const [key, item] of entries.slice(0, MAX_ITEMS)) {
-    out[key.length > 200 ? `${key.slice(0, 200)}…` : key] = fold(item, depth + 1);
+    let shown = key.length > 200 ? `${key.slice(0, 200)}…` : key;
+    // Long keys cut to the same text stay apart: a value hidden behind another is not approved.
+    for (let n = 2; Object.hasOwn(out, shown); n++) shown = `${key.slice(0, 200)}… (${n})`;
+    out[shown] = fold(item, depth + 1);
   }
   if (entries.length > MAX_ITEMS) out["…"] = `${entries.length - MAX_ITEMS} more keys`;
   return out;

@@ -32,3 +32,11 @@ Deno.test("foldedArguments() stays small whatever it is given", () => {
   for (let i = 0; i < 20; i++) deep = { deeper: deep };
   assert.ok(JSON.stringify(foldedArguments(deep, 500)).includes("nested deeper than shown"));
 });
+
+Deno.test("foldedArguments() shows every key, even two long ones cut to the same text", () => {
+  // Approved is the digest of both; the approver must read both, not the last one alone.
+  const stem = "k".repeat(200);
+  const folded = foldedArguments({ [`${stem}1`]: "harmless", [`${stem}2`]: "rm -rf /" }, 1_000);
+  const values = Object.values(folded as Record<string, unknown>);
+  assert.deepEqual(values.sort(), ["harmless", "rm -rf /"]);
+});

@@ -87,6 +87,13 @@ export class AdminSessions {
     return { id, ...record };
   }
 
+  /** Keeps `identity` as the session's person, read again from the provider (groupsMaxAge). */
+  async describe(session: AdminSession, identity: Identity): Promise<void> {
+    const { id: _id, ...record } = session;
+    const key = KEYS.adminSession(await sha256Base64Url(session.id));
+    await this.options.store.set(key, { ...record, identity }, record.expiresAt);
+  }
+
   async end(session: AdminSession): Promise<string> {
     await this.options.store.delete(KEYS.adminSession(await sha256Base64Url(session.id)));
     return clearCookie(this.options.cookies, ADMIN_COOKIE);

@@ -10,6 +10,7 @@ import type { AdminConfig } from "../../config/admin_config.ts";
 import type { Identity } from "../../core/identity.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
+import type { CurrentIdentity } from "../../oauth/token.ts";
 import { pageResponse } from "../layout.ts";
 import { errorPage, signedOutPage } from "../pages.ts";
 import { redirect, withCookies } from "../redirects.ts";
@@ -44,6 +45,8 @@ export interface ConsoleDeps {
   knownServer(name: string): boolean;
   clock: Clock;
   logger: Logger;
+  /** The person as the provider states them now, when their groups are older than groupsMaxAge. */
+  currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
 }
 
 const PAGES = new Set(["", "/people", "/tools", "/audit", "/live"]);
@@ -132,16 +135,35 @@ export class OperatorConsole {
   async #session(request: Request): Promise<AdminSession | Response | undefined> {
     const { admin, sessions } = this.deps;
     const session = await sessions.fromRequest(request);
-    // A reload may have taken someone off the list: it is checked on every request.
-    if (session && !adminRefusal(session.identity, admin)) return session;
+    // A reload may have taken someone off the list, the provider out of a group: it is
+    // checked on every request.
+    if (session) {
+      const identity = await this.#current(session.identity);
+      if (!adminRefusal(identity, admin)) {
+        if (identity !== session.identity) await sessions.describe(session, identity);
+        return { ...session, identity };
+      }
+    }
     const sso = await this.deps.sso?.fromRequest(request);
     if (!sso) return undefined;
+    const identity = await this.#current(sso.identity);
     if (request.method !== "GET") {
-      return adminRefusal(sso.identity, admin) ? await this.#open(sso.identity, "") : undefined;
+      return adminRefusal(identity, admin) ? await this.#open(identity, "") : undefined;
     }
     // Back to the same page with the cookie set (the page's own path, never a given URL).
     const url = new URL(request.url);
-    return await this.#open(sso.identity, `${url.pathname}${url.search}`);
+    return await this.#open(identity, `${url.pathname}${url.search}`);
+  }
+
+  /**
+   * `identity` with its groups as the provider states them now when they are older than
+   * `oauth.groupsMaxAge`: an administrator by group taken out of it loses the console then, not
+   * when a sign-in of up to 12 hours ends. A person the provider no longer knows keeps nothing.
+   */
+  async #current(identity: Identity): Promise<Identity> {
+    const current = await this.deps.currentIdentity?.(identity);
+    if (!current) return identity;
+    return current.ok ? current.identity : { subject: identity.subject };
   }
 
   /** A console session for `identity` and the way back to `to`; or the 403 page. */
