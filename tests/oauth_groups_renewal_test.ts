@@ -148,6 +148,22 @@ Deno.test("groups older than groupsMaxAge are read again at a refresh with the p
   });
 });
 
+Deno.test("out of her last group, the provider sends no groups claim at all (as Okta and Entra ID do): past groupsMaxAge the refresh reads that as no groups", async () => {
+  await withRenewal({ refreshTokens: true }, async (s) => {
+    s.idp.loginAs = { email: "erin@example.com", claims: { groups: ["editors"] } };
+    const first = await signIn(s);
+    assert.deepEqual(await tools(s, first.access_token), ["echo", "pid"]);
+    // The same absence at a sign-in means no groups; a refresh must not keep "editors" for it.
+    s.idp.update("erin@example.com", { claims: {} });
+    s.clock.advance(11 * MINUTE);
+    const later = await refresh(s, first.refresh_token);
+    assert.equal(later.status, 200, JSON.stringify(later.json));
+    assert.equal(s.idp.grants.refresh_token, 1);
+    assert.equal(jwtClaims(later.json.access_token).groups, undefined, "no group left");
+    assert.deepEqual(await tools(s, later.json.access_token), ["echo"]);
+  });
+});
+
 Deno.test("a person the provider no longer knows loses the grant at the refresh after groupsMaxAge", async () => {
   await withRenewal({ refreshTokens: true }, async (s) => {
     s.idp.loginAs = { email: "bob@example.com", claims: { groups: ["editors"] } };

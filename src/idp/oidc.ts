@@ -85,8 +85,11 @@ export function createOidcProvider(
 
   /**
    * The person's groups: `claim` of the ID token, else of userinfo; never Microsoft Graph.
-   * Without an ID token (a refresh that sent none) only userinfo, which must then carry the
-   * claim (`renewing`): its absence says nothing of the groups, and they stay as last read.
+   * With an ID token, a claim absent from both means no groups, at a sign-in and at a renewal
+   * alike (Okta and Entra ID leave the claim out once the person is in no group: read as
+   * "unknown", a person taken out of their last group would keep it). Without one (a refresh
+   * that sent none) only userinfo, which must then carry the claim (`renewing`): its absence
+   * says nothing of the groups, and they stay as last read.
    */
   async function groupsOf(
     as: oauth.AuthorizationServer,
@@ -111,8 +114,11 @@ export function createOidcProvider(
       );
       return [];
     }
+    const unknowable = renewing && claims === undefined;
     if (!as.userinfo_endpoint) {
-      if (renewing) throw new IdpError("provider_error", "the identity provider has no userinfo");
+      if (unknowable) {
+        throw new IdpError("provider_error", "the identity provider has no userinfo");
+      }
       return [];
     }
     const info = await userinfo(
@@ -122,7 +128,7 @@ export function createOidcProvider(
       `the identity provider's userinfo answer (asked for the ${claim} claim)`,
     );
     const named = readGroupsClaim(info[claim], claim, subject, log);
-    if (named === undefined && renewing) {
+    if (named === undefined && unknowable) {
       throw new IdpError(
         "provider_error",
         `the identity provider's userinfo has no ${claim} claim and the refresh sent no ID token`,
