@@ -7,19 +7,9 @@
  */
 import { html } from "hono/html";
 import type { Html } from "../layout.ts";
+import { visible } from "../visible_text.ts";
 
-/** C0 and C1 controls, bidirectional embeddings, overrides, isolates and marks, and BOM. */
-const INVISIBLE =
-  // deno-lint-ignore no-control-regex
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-
-/** The text with every invisible or reordering character shown as ⟨U+XXXX⟩. */
-export function visible(text: string): string {
-  return text.replace(
-    INVISIBLE,
-    (char) => `⟨U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}⟩`,
-  );
-}
+export { visible };
 
 /** The most a folded value shows when opened: past it, the page says how much it left out. */
 const MOST_SHOWN = 4_000;

@@ -8,6 +8,7 @@
 import { html } from "hono/html";
 import type { ApprovalRecord } from "../../mcp/approvals/approval_records.ts";
 import { type Html, type Notice, noticeBlock, pageResponse } from "../layout.ts";
+import { visible } from "../visible_text.ts";
 
 export interface ApprovalPageContext {
   person: string;
@@ -31,6 +32,36 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px;
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 button.danger { color: var(--danger); border-color: var(--danger); }
 </style>`;
+
+/**
+ * The record with what others wrote (the tool's name and description, the client, the caller's
+ * address, the arguments' keys and values) made visible: no character hides or reorders text.
+ */
+function readable(record: ApprovalRecord): ApprovalRecord {
+  const email = record.person.email;
+  return {
+    ...record,
+    tool: visible(record.tool),
+    ...(record.description !== undefined && { description: visible(record.description) }),
+    ...(record.client !== undefined && { client: visible(record.client) }),
+    person: { ...record.person, ...(email !== undefined && { email: visible(email) }) },
+    shown: visibleJson(record.shown, 0),
+  };
+}
+
+function visibleJson(value: unknown, depth: number): unknown {
+  if (typeof value === "string") return visible(value);
+  if (value === null || typeof value !== "object" || depth > 16) return value;
+  if (Array.isArray(value)) return value.map((item) => visibleJson(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    let shown = visible(key);
+    // A key written as another's visible form stays apart from it.
+    for (let n = 2; Object.hasOwn(out, shown); n++) shown = `${visible(key)} (${n})`;
+    out[shown] = visibleJson(item, depth + 1);
+  }
+  return out;
+}
 
 function when(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
@@ -98,10 +129,11 @@ function argumentsTable(shown: unknown): Html {
 }
 
 export function approvalPage(
-  record: ApprovalRecord,
+  written: ApprovalRecord,
   mayDecide: { ok: true } | { ok: false; why: string },
   ctx: ApprovalPageContext,
 ): Promise<Response> {
+  const record = readable(written);
   const action = `${ctx.basePath}/approvals/${record.id}`;
   return pageResponse(
     200,
@@ -171,7 +203,7 @@ export function approvalListPage(
   forMe: ApprovalRecord[],
   ctx: ApprovalPageContext,
 ): Promise<Response> {
-  const row = (record: ApprovalRecord) =>
+  const row = (written: ApprovalRecord, record = readable(written)) =>
     html`
       <section class="service">
         <div
@@ -193,9 +225,11 @@ export function approvalListPage(
       <h1>Calls waiting for approval</h1>
       ${noticeBlock(ctx.notice)}
       <h2>For you to decide</h2>
-      ${forMe.length ? forMe.map(row) : html`<p class="muted">Nothing waits for you.</p>`}
+      ${forMe.length ? forMe.map((r) => row(r)) : html`<p class="muted">Nothing waits for you.</p>`}
       <h2 style="margin-top:18px">Your own calls</h2>
-      ${mine.length ? mine.map(row) : html`<p class="muted">None of your calls is held.</p>`}
+      ${
+      mine.length ? mine.map((r) => row(r)) : html`<p class="muted">None of your calls is held.</p>`
+    }
     </div>`,
   );
 }
