@@ -11,7 +11,7 @@ import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { startIdp, type TestIdp } from "./fixtures/idp.ts";
 import { type ExchangePolicy, exchangePolicy, verifyAt } from "./fixtures/idp_exchange.ts";
 import { type IdentityBackend, startIdentityBackend } from "./fixtures/identity_backend.ts";
-import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import { exchangeCode, obtainCode, registerClient, token } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { idpSection } from "./fixtures/oauth_gateway.ts";
 import { openKvStore } from "../src/store/kv.ts";
@@ -77,6 +77,11 @@ ${idpSection(idp)}
 }
 
 async function signIn(s: Setup, email: string): Promise<string> {
+  return (await signInWithRefresh(s, email)).access;
+}
+
+/** A sign-in's gateway tokens and the client they were issued to. */
+async function signInWithRefresh(s: Setup, email: string) {
   s.idp.loginAs = { email };
   const client = await registerClient(s.gw.url);
   const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
@@ -84,7 +89,11 @@ async function signIn(s: Setup, email: string): Promise<string> {
   })).get("code")!;
   const tokens = await exchangeCode(s.gw.url, client.client_id, code);
   assert.equal(tokens.status, 200, JSON.stringify(tokens.json));
-  return tokens.json.access_token;
+  return {
+    access: tokens.json.access_token,
+    refresh: tokens.json.refresh_token,
+    clientId: client.client_id,
+  };
 }
 
 /** A 2026-07-28 `whoami` on `server`: the HTTP status and the JSON-RPC answer. */
@@ -268,4 +277,26 @@ Deno.test("kind: exchange through an aggregate: each member's backend gets the t
       ["bob-example-com", "ledger-api"],
     ]);
   }, { audiences: ["ledger-api", "vault-api"] });
+});
+
+Deno.test("kind: exchange: a tool call and a token refresh that both need the person's expired IdP token use its refresh token one after the other", async () => {
+  await withExchange(async (s) => {
+    const alice = await signInWithRefresh(s, "alice@example.com");
+    const refresh = (refreshToken: string) =>
+      token(s.gw.url, {
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+        client_id: alice.clientId,
+      });
+    // The groups are due to be read again (groupsMaxAge) as the IdP access token has expired.
+    s.clock.advance(61 * 60_000);
+    const [refreshed, call] = await Promise.all([refresh(alice.refresh), whoami(s, alice.access)]);
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+    bearerOf(call);
+    // Neither used the IdP refresh token the other had already spent: the sign-in lives on.
+    s.clock.advance(61 * 60_000);
+    const again = await refresh(refreshed.json.refresh_token);
+    assert.equal(again.status, 200, JSON.stringify(again.json));
+    bearerOf(await whoami(s, again.json.access_token));
+  }, { rotateRefreshTokens: true });
 });

@@ -45,7 +45,6 @@ export class ExchangeUnavailableError extends GatehouseError<"exchange_unavailab
 export class TokenExchange {
   readonly #kept = new Map<string, { token: string; until: number }>();
   readonly #asking = new Map<string, Promise<string>>();
-  readonly #renewing = new Map<string, Promise<string>>();
 
   constructor(
     private readonly options: {
@@ -114,24 +113,18 @@ export class TokenExchange {
       );
     }
     if (accessTokenLive(kept.tokens, clock.now())) return kept.tokens.accessToken;
-    let renewing = this.#renewing.get(user);
-    if (!renewing) {
-      renewing = this.#renewed(user).finally(() => this.#renewing.delete(user));
-      this.#renewing.set(user, renewing);
-    }
     try {
-      return await renewing;
+      return await vault.oneAtATime(user, () => this.#renewed(user));
     } catch (error) {
       throw this.#failure(error, user, server, spec);
     }
   }
 
   /**
-   * The person's tokens refreshed at the provider, once at a time per person whichever backends
-   * wait (a provider that rotates refresh tokens takes a second use of one for theft and
-   * revokes the sign-in). Read again inside, since a caller may have read the record before
-   * the last refresh wrote it; a refusal after another replica refreshed first is asked again
-   * with the tokens it kept.
+   * The person's tokens refreshed at the provider, one refresh at a time per person on this
+   * replica (the vault's `oneAtATime`): the record is read again first, so backends waiting
+   * behind a refresh take the tokens it kept. A refusal after another replica refreshed first
+   * is asked again with the tokens it kept.
    */
   async #renewed(user: string): Promise<string> {
     const { vault, provider, clock } = this.options;

@@ -10,7 +10,8 @@
  *   stay, and the log says so, each time, until it can be asked again.
  *
  * Calls for one person are made one at a time on this replica: a person's many grants
- * refreshing together ask the provider once. Across replicas, a refresh token the provider
+ * refreshing together ask the provider once, and never beside another refresh of their tokens
+ * (the vault's `oneAtATime`). Across replicas, a refresh token the provider
  * rotated is written back only over the record read; a refusal after another replica rotated
  * it first is asked again with the tokens that replica kept, never taken for the person's end.
  */
@@ -52,7 +53,9 @@ export class IdentityRenewal {
     if (age < maxAgeMs) return Promise.resolve({ ok: true, identity });
     const asking = this.#asking.get(identity.subject);
     if (asking) return asking.then((described) => this.#applied(identity, described));
-    const next = this.#ask(identity).finally(() => this.#asking.delete(identity.subject));
+    // After any refresh of the person's tokens another feature (an exchange) has under way.
+    const next = this.options.vault.oneAtATime(identity.subject, () => this.#ask(identity))
+      .finally(() => this.#asking.delete(identity.subject));
     this.#asking.set(identity.subject, next);
     return next;
   }

@@ -6,6 +6,9 @@
  * person at the provider (an RFC 8693 exchange). A refresh at the provider that rotates the
  * refresh token writes back with `replace`, conditioned on the record read, so two replicas
  * refreshing at once never keep the older token: the loser reads the winner's record instead.
+ * On one replica, every refresh of a person's tokens, whichever feature asks, runs through
+ * `oneAtATime`: a provider that rotates refresh tokens takes one used twice for a stolen one and
+ * revokes the person's sign-in.
  */
 import type { Clock } from "../core/clock.ts";
 import type { IdpTokens } from "../core/idp_tokens.ts";
@@ -28,6 +31,9 @@ export interface KeptIdpTokens {
 }
 
 export class IdpTokenVault {
+  /** Per person, the end of the last refresh queued (`oneAtATime`). */
+  readonly #refreshing = new Map<string, Promise<void>>();
+
   /**
    * `keys[0]` seals; every key is tried when opening (secret rotation). A record lives `keepMs`
    * past its last write (a refresh token's lifetime at the gateway: as long as a grant may).
@@ -67,6 +73,23 @@ export class IdpTokenVault {
     return await this.options.store.commitIfUnchanged([seen.entry], {
       writes: [{ key: KEYS.idpTokens(subject), value: record, expiresAt: record.expiresAt }],
     });
+  }
+
+  /**
+   * Runs `work` (a refresh of `subject`'s tokens at the provider) after any other started on
+   * this replica has ended, whoever started it. `work` reads the record itself, so it sees what
+   * the refresh before it wrote.
+   */
+  async oneAtATime<T>(subject: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#refreshing.get(subject) ?? Promise.resolve();
+    const mine = before.then(work);
+    const ended = mine.then(() => {}, () => {});
+    this.#refreshing.set(subject, ended);
+    try {
+      return await mine;
+    } finally {
+      if (this.#refreshing.get(subject) === ended) this.#refreshing.delete(subject);
+    }
   }
 
   /** Forgets the person's tokens (the provider no longer knows them, or refused a refresh). */
