@@ -25,6 +25,13 @@ const EXAMPLES = { react: "server-basic-react", vue: "server-basic-vue" } as con
 const TOKEN = "apps-token-0123456789abcdef";
 const UI = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
 const APP_URI = "ui://get-time/mcp-app.html";
+/** Other spellings of APP_URI that a server reading URIs as URLs serves as APP_URI. */
+const SPELLINGS = [
+  "UI://get-time/mcp-app.html",
+  "ui://get-time/x/../mcp-app.html",
+  "ui://get-time/%2e/mcp-app.html",
+  " ui://get-time/mcp-app.html",
+];
 
 /** Fetches the example once with this process's environment; the children start from the cache. */
 async function cache(pkg: string): Promise<void> {
@@ -195,6 +202,10 @@ ${stdioExample("react", EXAMPLES.react)}${stdioExample("vue", EXAMPLES.vue)}  ap
         .catch((error) => error);
       assert.ok(refused instanceof Error, "the denied tool's UI is not read");
       assert.match(refused.message, /the interface of a tool that is not available to you/);
+      for (const uri of ["ui://vue/get-time/x/../mcp-app.html", "UI://vue/get-time/mcp-app.html"]) {
+        const spelled = await client.readResource({ uri }).catch((error) => error);
+        assert.match(String(spelled?.message), /not available to you/, JSON.stringify(uri));
+      }
       // The React member's UI still reads, and an App calling "get-time" by its own name
       // reaches the one member whose get-time the person may use.
       const allowed = await htmlAt(client, "ui://react/get-time/mcp-app.html");
@@ -225,6 +236,12 @@ ${stdioExample("react", EXAMPLES.react, '    tools: { deny: ["get-time"] }\n')}`
         refused.message,
         /the resource ui:\/\/get-time\/mcp-app\.html is the interface of a tool that is not available to you on the server "react"/,
       );
+      // The example reads a URI as a URL: these spellings are its UI too, and refused as such.
+      for (const uri of SPELLINGS) {
+        const spelled = await client.readResource({ uri }).catch((error) => error);
+        assert.ok(spelled instanceof Error, `${JSON.stringify(uri)} is not read`);
+        assert.match(spelled.message, /not available to you/, JSON.stringify(uri));
+      }
     } finally {
       await client.close();
     }
@@ -233,6 +250,10 @@ ${stdioExample("react", EXAMPLES.react, '    tools: { deny: ["get-time"] }\n')}`
       const refused = await v2.client.readResource({ uri: APP_URI }).catch((error) => error);
       assert.ok(refused instanceof Error, "nor by a 2026 client");
       assert.match(refused.message, /not available to you/);
+      for (const uri of SPELLINGS) {
+        const spelled = await v2.client.readResource({ uri }).catch((error) => error);
+        assert.match(String(spelled?.message), /not available to you/, JSON.stringify(uri));
+      }
     } finally {
       await v2.close();
     }

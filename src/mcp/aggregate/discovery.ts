@@ -17,7 +17,7 @@ import {
 } from "./catalog.ts";
 import type { MemberLink } from "./member.ts";
 import { qualifiedName } from "./names.ts";
-import { memberUiUri, toolUiUris } from "../protocol/mcp_apps.ts";
+import { memberUiUri, toolUiUris, uiUriKey } from "../protocol/mcp_apps.ts";
 import type { Deadline, Deadlines } from "../../core/deadlines.ts";
 
 const MAX_MEMBER_PAGES = 100;
@@ -43,7 +43,7 @@ interface Visible {
   visible: Item[];
   /** Tools left out, by their listed names. */
   withheld: Set<string>;
-  /** UI URIs only left-out tools name, as the member knows them. */
+  /** UI URIs only left-out tools name, as the member knows them (by uiUriKey). */
   withheldUis: Set<string>;
 }
 
@@ -176,8 +176,10 @@ export class Discovery {
           .map((item) => qualifiedName(member, item.name as string, this.options.delimiter)),
       );
       // A UI that a tool the caller may use also names stays: that tool shows it.
-      const shown = new Set(visible.flatMap(toolUiUris));
-      const withheldUis = new Set(hidden.flatMap(toolUiUris).filter((uri) => !shown.has(uri)));
+      // Compared by uiUriKey: any spelling the member would read as the same UI is that UI.
+      const keysOf = (tools: Item[]) => tools.flatMap(toolUiUris).map((uri) => uiUriKey(uri)!);
+      const shown = new Set(keysOf(visible));
+      const withheldUis = new Set(keysOf(hidden).filter((key) => !shown.has(key)));
       this.#visible.set(items, seen = { visible, withheld, withheldUis });
     }
     this.#withheld.set(member, seen.withheld);
@@ -187,7 +189,8 @@ export class Discovery {
 
   /** `merged` without the UI resources whose tools this session's caller may not use. */
   #withoutWithheldUis(merged: Merged): Merged {
-    const withheld = (route: Route) => this.#withheldUis.get(route.member)?.has(route.name);
+    const withheld = (route: Route) =>
+      this.#withheldUis.get(route.member)?.has(uiUriKey(route.name) ?? route.name);
     if (![...merged.routes.values()].some(withheld)) return merged;
     const routes = new Map([...merged.routes].filter(([, route]) => !withheld(route)));
     const items = merged.items.filter((item) => {
@@ -232,7 +235,7 @@ export class Discovery {
     const ui = memberUiUri(uri, this.links);
     if (ui) {
       if (this.options.memberTools) await this.#list("tools");
-      if (this.#withheldUis.get(ui.member)?.has(ui.uri)) return "withheld";
+      if (this.#withheldUis.get(ui.member)?.has(uiUriKey(ui.uri)!)) return "withheld";
       return { link: this.links.get(ui.member)!, uri: ui.uri };
     }
     const listed = await this.route("resources", uri);

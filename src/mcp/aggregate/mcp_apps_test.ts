@@ -167,6 +167,21 @@ Deno.test("a tool the caller may not use takes its UI along: not listed, not rea
     assert.ok(refused instanceof McpError);
     assert.match(refused.message, /is the interface of a tool that is not available to you/);
     assert.deepEqual(refused.data, { reason: "tool_not_allowed" });
+    // The member reads a URI as a URL (dot segments gone, scheme in any case, blanks around
+    // it dropped): every spelling that reaches the same UI is refused as the plain one is.
+    for (
+      const uri of [
+        "ui://react/secret/x/../app.html",
+        "ui://react/secret/%2e/app.html",
+        "ui://react/./secret/app.html",
+        "UI://react/secret/app.html",
+        "ui://react/secret/app.html\t",
+      ]
+    ) {
+      const spelled = await h.client.readResource({ uri }).catch((e) => e);
+      assert.ok(spelled instanceof McpError, `${JSON.stringify(uri)} is not read`);
+      assert.deepEqual(spelled.data, { reason: "tool_not_allowed" }, JSON.stringify(uri));
+    }
     assert.equal(
       textOf(await h.client.readResource({ uri: "ui://react/widget/app.html" })),
       "<html>react</html>",

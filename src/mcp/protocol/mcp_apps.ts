@@ -30,8 +30,43 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** Whether `uri` names a UI: `ui://`, the scheme in any case (RFC 3986 §3.1). */
 export function isUiUri(uri: unknown): uri is string {
-  return typeof uri === "string" && uri.startsWith(SCHEME);
+  return typeof uri === "string" && uri.slice(0, SCHEME.length).toLowerCase() === SCHEME;
+}
+
+/**
+ * A `ui://` URI as a server that reads it as a URL takes it (the SDKs look a resource up by
+ * `new URL(uri).href`): blanks around it gone, the scheme in lower case, `.` and `..` segments
+ * (`%2e` spelled too) resolved; undefined for any other URI. A refusal that compared the URI as
+ * sent would let `ui://x/y/../app.html` or `UI://x/app.html` read what `ui://x/app.html` may not.
+ */
+export function canonicalUiUri(uri: unknown): string | undefined {
+  if (typeof uri !== "string") return undefined;
+  let href: string;
+  try {
+    href = new URL(uri).href;
+  } catch {
+    return isUiUri(uri) ? uri : undefined;
+  }
+  return href.startsWith(SCHEME) ? href : undefined;
+}
+
+/**
+ * What every spelling of one UI resource has in common, for deciding whether it is withheld:
+ * canonical, without the fragment (no part of what a server is asked for), percent-escapes
+ * decoded (some servers decode them before looking up) and made canonical again.
+ */
+export function uiUriKey(uri: unknown): string | undefined {
+  const canonical = canonicalUiUri(uri)?.split("#")[0];
+  if (canonical === undefined) return undefined;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(canonical);
+  } catch {
+    return canonical;
+  }
+  return canonicalUiUri(decoded)?.split("#")[0] ?? decoded;
 }
 
 /** A member's `ui://` URI as its aggregate names it; any other URI as it is. */
@@ -41,14 +76,16 @@ export function aggregateUiUri(member: string, uri: string): string {
 
 /**
  * The member and its own URI for a `ui://<member>/…` URI of an aggregate, when `<member>` is
- * one of `members`; undefined for anything else (another scheme, no such member).
+ * one of `members`; undefined for anything else (another scheme, no such member). The URI is
+ * taken as its member would take it (canonicalUiUri), so a spelling cannot pick another member.
  */
 export function memberUiUri(
   uri: unknown,
   members: { has(name: string): boolean },
 ): { member: string; uri: string } | undefined {
-  if (!isUiUri(uri)) return undefined;
-  const rest = uri.slice(SCHEME.length);
+  const canonical = canonicalUiUri(uri);
+  if (canonical === undefined) return undefined;
+  const rest = canonical.slice(SCHEME.length);
   const slash = rest.indexOf("/");
   if (slash <= 0) return undefined;
   const member = rest.slice(0, slash);

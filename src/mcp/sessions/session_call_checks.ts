@@ -10,7 +10,7 @@ import type { ToolGate } from "../../core/tool_gate.ts";
 import type { RpcRequest, RpcResponse } from "../protocol/jsonrpc.ts";
 import { toolRefusal } from "../tools/tool_gate.ts";
 import { uiReadRefusal } from "../tools/ui_gate.ts";
-import { isUiUri } from "../protocol/mcp_apps.ts";
+import { uiUriKey } from "../protocol/mcp_apps.ts";
 import { SessionTools } from "../tools/session_tools.ts";
 import type { ClientSide, SessionHolds } from "../approvals/call_hold.ts";
 import { OwnRequests } from "../tools/own_requests.ts";
@@ -72,7 +72,7 @@ export function callRefusal(
 ): Maybe<JSONRPCMessage | undefined> {
   if (request.method === "resources/read") {
     // A UI (MCP Apps) only tools the caller may not use show is not read either.
-    return checks.gate && checks.list && isUiUri(request.params?.uri)
+    return checks.gate && checks.list && uiUriKey(request.params?.uri) !== undefined
       ? uiReadRefusal(request, checks.gate, checks.server, checks.list)
       : undefined;
   }

@@ -8,7 +8,7 @@
 import type { JSONRPCMessage } from "../../sdk.ts";
 import type { ToolGate } from "../../core/tool_gate.ts";
 import { errorResponse, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.ts";
-import { isUiUri, toolUiUris } from "../protocol/mcp_apps.ts";
+import { toolUiUris, uiUriKey } from "../protocol/mcp_apps.ts";
 import { ModernErrorCode } from "../protocol/protocol_versions.ts";
 import { isObject } from "../translate/json_shape.ts";
 
@@ -23,7 +23,11 @@ export async function uiReadRefusal(
   list: (cursor?: string) => Promise<RpcResponse>,
 ): Promise<JSONRPCMessage | undefined> {
   const uri = request.params?.uri;
-  if (!isUiUri(uri)) return undefined;
+  // Any spelling the server would read as the same UI (`UI://`, dot segments …) is that UI.
+  const key = uiUriKey(uri);
+  if (key === undefined) return undefined;
+  const names = (tool: Record<string, unknown>) =>
+    toolUiUris(tool).some((named) => uiUriKey(named) === key);
   let shown = false;
   let withheld = false;
   let cursor: string | undefined;
@@ -32,7 +36,7 @@ export async function uiReadRefusal(
     const result = answer?.result;
     if (!isObject(result) || !Array.isArray(result.tools)) break;
     for (const tool of result.tools) {
-      if (!isObject(tool) || !toolUiUris(tool).includes(uri)) continue;
+      if (!isObject(tool) || !names(tool)) continue;
       if (typeof tool.name === "string" && gate.allows(tool.name)) shown = true;
       else withheld = true;
     }
@@ -46,7 +50,7 @@ export async function uiReadRefusal(
     request.id,
     ModernErrorCode.invalidParams,
     `the resource ${
-      uri.slice(0, 200)
+      String(uri).slice(0, 200)
     } is the interface of a tool that is not available to you on the server "${server}"`,
     { reason: "tool_not_allowed" },
   );
