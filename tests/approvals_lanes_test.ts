@@ -240,6 +240,24 @@ Deno.test("approvals in every lane: legacy SSE, an aggregate's member, share: al
     );
 
     await t.step(
+      "arguments whose shown form is large in bytes (not characters) still get an approval",
+      async () => {
+        // 38,000 characters of "€" are 114 kB of UTF-8: past what Deno KV keeps in one value.
+        const client = await connect("member", "streamable", ANN);
+        const wide = Object.fromEntries(
+          Array.from({ length: 19 }, (_, i) => [`k${i}`, "€".repeat(1_999)]),
+        );
+        const held = await failure(client.callTool({ name: "echo", arguments: wide }));
+        assert.equal(held.data?.reason, "approval_required", held.message);
+        const record = await lanes.records.get(held.data!.approval!);
+        assert.equal(record?.status, "pending");
+        await approve(lanes, held);
+        const ran = await client.callTool({ name: "echo", arguments: wide });
+        assert.equal(JSON.parse(textOf(ran)).k18, "€".repeat(1_999), "the full arguments ran");
+      },
+    );
+
+    await t.step(
       "share: all: one person's approval never serves another's identical call",
       async () => {
         const ann = await connect("shared", "streamable", ANN);

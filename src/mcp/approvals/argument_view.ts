@@ -12,8 +12,11 @@ import { canonicalJson } from "../translate/json_shape.ts";
 const MAX_STRING = 2_000;
 const MAX_ITEMS = 50;
 const MAX_DEPTH = 8;
-/** The whole view stays under this much JSON text; past it, only a note says how large it was. */
-const MAX_VIEW_CHARS = 40_000;
+/**
+ * The whole view stays under this many bytes of JSON as UTF-8 (what the storage counts: 40,000
+ * characters of "€" are 120 kB); past it, only a note says how large it was.
+ */
+const MAX_VIEW_BYTES = 40_000;
 
 /** SHA-256 (hex) of the arguments' canonical JSON: what an approval is bound to. */
 export function argumentsDigest(canonical: string): string {
@@ -28,7 +31,7 @@ export function canonicalArguments(args: unknown): string {
 /** The arguments folded for reading. */
 export function foldedArguments(args: unknown, canonicalLength: number): unknown {
   const view = fold(args ?? {}, 0);
-  if (JSON.stringify(view).length <= MAX_VIEW_CHARS) return view;
+  if (new TextEncoder().encode(JSON.stringify(view)).length <= MAX_VIEW_BYTES) return view;
   return `… ${canonicalLength} characters of arguments, too large to show: ask the caller what they hold`;
 }
 
