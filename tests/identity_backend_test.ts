@@ -16,6 +16,7 @@ import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.t
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { idpSection } from "./fixtures/oauth_gateway.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
+import { connectClient } from "./fixtures/client.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -68,6 +69,12 @@ servers:
     command: deno
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     env: { ${DENO_DIR_YAML}, WHO: "{{user.id}}", TEAMS: "{{user.groups}}" }
+  mine:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
+    env: { ${DENO_DIR_YAML}, WHO: "{{user.id}}", TEAMS: "{{user.groups}}" }
+    share: person
 oauth:
 ${
         idpSection(idp).replace(
@@ -96,7 +103,7 @@ interface Person {
 async function signIn(s: Setup, email: string, groups?: string[]): Promise<Person> {
   s.idp.loginAs = { email, ...(groups && { claims: { groups } }) };
   const client = await registerClient(s.gw.url);
-  const resources = ["crm", "desk", "plain", "combo", "local", "legacy"].map((name) =>
+  const resources = ["crm", "desk", "plain", "combo", "local", "mine", "legacy"].map((name) =>
     `${s.gw.url}/${name}`
   );
   const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
@@ -294,43 +301,44 @@ Deno.test("identity headers a client sends never reach a backend", async (t) => 
   });
 });
 
+/** The environment of the process of `server` that answered the person's `pid` call. */
+async function environment(s: Setup, person: Person, server = "local") {
+  const response = await fetch(`${s.gw.url}/${server}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${person.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": "pid",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "pid",
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  const body = await response.json();
+  assert.ok(body.result, JSON.stringify(body));
+  const pid = body.result.content[0].text;
+  const entries = (await Deno.readTextFile(`/proc/${pid}/environ`)).split("\0");
+  return Object.fromEntries(entries.filter(Boolean).map((e) => e.split(/=(.*)/s).slice(0, 2)));
+}
+
 Deno.test("a stdio backend gets each person's groups as {{user.groups}} in its environment", async () => {
   await withGateway(async (s) => {
     const alice = await signIn(s, "alice@example.com", ["eng", "R&D, Paris"]);
     const bob = await signIn(s, "bob@example.com");
-    /** The environment of the process that answered the person's `pid` call. */
-    const environment = async (person: Person) => {
-      const response = await fetch(`${s.gw.url}/local/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${person.token}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-          "mcp-method": "tools/call",
-          "mcp-name": "pid",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "pid",
-            arguments: {},
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
-      });
-      const body = await response.json();
-      assert.ok(body.result, JSON.stringify(body));
-      const pid = body.result.content[0].text;
-      const entries = (await Deno.readTextFile(`/proc/${pid}/environ`)).split("\0");
-      return Object.fromEntries(entries.filter(Boolean).map((e) => e.split(/=(.*)/s).slice(0, 2)));
-    };
-    const [a, b] = await Promise.all([environment(alice), environment(bob)]);
+    const [a, b] = await Promise.all([environment(s, alice), environment(s, bob)]);
     assert.equal(a.WHO, "oidc:alice-example-com");
     assert.equal(a.TEAMS, "eng,R&D%2C%20Paris");
     assert.equal(b.WHO, "oidc:bob-example-com");
@@ -368,6 +376,28 @@ Deno.test("two clients of one person are each named as the client, on a server a
         assert.equal(told["x-gatehouse-client"], person.clientId, `${server} ${tool}`);
         assert.equal(jose.decodeJwt(told["x-gatehouse-assertion"]).client_id, person.clientId);
       }
+    }
+  });
+});
+
+Deno.test("a person's own process (share: person) is started again when their groups changed, never kept with the old ones", async () => {
+  await withGateway(async (s) => {
+    const before = await signIn(s, "alice@example.com", ["editors"]);
+    assert.equal((await environment(s, before, "mine")).TEAMS, "editors");
+    // Taken out of editors at the provider: her next sign-in carries no group.
+    const after = await signIn(s, "alice@example.com", []);
+    const now = await environment(s, after, "mine");
+    assert.equal(now.WHO, "oidc:alice-example-com");
+    assert.equal(now.TEAMS, "", "her process no longer says she is an editor");
+    // A session (2025-11-25) of hers joins the process started with what she has now as well.
+    const client = await connectClient(s.gw.url, "mine", "streamable", after.token);
+    try {
+      const called = await client.callTool({ name: "pid", arguments: {} });
+      const pid = (called.content as { text: string }[])[0].text;
+      const environ = await Deno.readTextFile(`/proc/${pid}/environ`);
+      assert.ok(environ.split("\0").includes("TEAMS="), "the session's process: no editors");
+    } finally {
+      await client.close();
     }
   });
 });

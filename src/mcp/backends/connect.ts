@@ -193,14 +193,11 @@ function createTransport(
   rejected?: TokenRejected,
 ): Backend {
   if (server.transport === "stdio") {
+    const args = server.args.map((arg) => fillPlaceholders(arg, user));
+    const env = fillRecord(server.env, user);
     const child = (logger = options.logger, skipUnreadable = false) =>
       new StdioBackend({
-        spec: {
-          command: server.command,
-          args: server.args.map((arg) => fillPlaceholders(arg, user)),
-          env: fillRecord(server.env, user),
-          cwd: server.cwd,
-        },
+        spec: { command: server.command, args, env, cwd: server.cwd },
         maxMessageBytes: options.maxMessageBytes,
         killGraceMs: options.killGraceMs,
         clock: options.clock,
@@ -214,7 +211,7 @@ function createTransport(
       const port = options.processes.join({
         server,
         person: user["user.id"],
-        token: user["user.token"],
+        startedWith: JSON.stringify([args, env]),
         // Logged as the server's, not as this session's: the process outlives the session. A
         // line it cannot read fails only the call it answers: others' sessions go on.
         spawn: (logger) => child(logger, true),

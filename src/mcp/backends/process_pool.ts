@@ -37,11 +37,13 @@ export interface JoinRequest {
   /** How long a new process may take to start and answer initialize. */
   startTimeoutMs: number;
   /**
-   * The person's credential the process is started with (`{{user.token}}`), if the server
-   * uses one: a session bringing another (refreshed, replaced) gets a process started with it,
-   * and the one with the old credential stops once its sessions have ended.
+   * What of the person the process is started with: its args and environment with the
+   * placeholders filled (`{{user.token}}`, `{{user.groups}}`, …). A session bringing other
+   * values (a refreshed credential, groups changed at the identity provider) gets a process
+   * started with them, and the old one stops once its sessions have ended: a process kept
+   * with the groups a person no longer has would still act on them.
    */
-  token?: string;
+  startedWith?: string;
 }
 
 interface Entry {
@@ -56,8 +58,8 @@ interface Entry {
 
 interface Group {
   config: StdioServerConfig;
-  /** The credential its processes were started with (kept in memory, as the child has it). */
-  token?: string;
+  /** What of the person its processes were started with (in memory, as the child has it). */
+  startedWith?: string;
   entries: Entry[];
   /** Processes started for this group so far: each after the first is a restart. */
   started: number;
@@ -113,17 +115,24 @@ export class ProcessPool {
     const everyone = server.share === "all";
     const key = `${server.name}\n${everyone ? "" : person}`;
     let group = this.#groups.get(key);
-    if (group && (!sameConfig(group.config, server) || group.token !== request.token)) {
-      // Reloaded with another configuration, or the person's credential changed: new
-      // sessions get a new process, started with what they bring.
+    if (
+      group && (!sameConfig(group.config, server) || group.startedWith !== request.startedWith)
+    ) {
+      // Reloaded with another configuration, or the person's values changed (credential,
+      // groups): new sessions get a new process, started with what they bring.
       for (const entry of group.entries) this.#retire(entry);
-      group = { config: server, token: request.token, entries: [], started: group.started };
+      group = {
+        config: server,
+        startedWith: request.startedWith,
+        entries: [],
+        started: group.started,
+      };
       this.#groups.set(key, group);
     }
     if (!group) {
       this.#groups.set(
         key,
-        group = { config: server, token: request.token, entries: [], started: 0 },
+        group = { config: server, startedWith: request.startedWith, entries: [], started: 0 },
       );
     }
     const live = group.entries.filter((entry) =>

@@ -29,12 +29,12 @@ const SERVER = {
   forwardRoots: true,
 } as unknown as StdioServerConfig;
 
-/** Joins `person`'s process (with `token`, if any) and initializes a session on it. */
+/** Joins `person`'s process (started with `token`, if any) and initializes a session on it. */
 async function join(pool: ProcessPool, person: string, token?: string): Promise<ProcessPort> {
   const port = pool.join({
     server: SERVER,
     person,
-    token,
+    startedWith: token,
     startTimeoutMs: 20_000,
     spawn: (logger: Logger) =>
       new StdioBackend({
@@ -74,7 +74,7 @@ Deno.test("ProcessPool.join() gives a person one process, a new one when their c
         pool.join({
           server: SERVER,
           person: "ann",
-          token: "token-4",
+          startedWith: "token-4",
           startTimeoutMs: 1,
           spawn: () => {
             throw new Error("not started");
