@@ -173,7 +173,6 @@ Deno.test("a tool the caller may not use takes its UI along: not listed, not rea
       const uri of [
         "ui://react/secret/x/../app.html",
         "ui://react/secret/%2e/app.html",
-        "ui://react/./secret/app.html",
         "UI://react/secret/app.html",
         "ui://react/secret/app.html\t",
       ]

@@ -76,16 +76,15 @@ export function aggregateUiUri(member: string, uri: string): string {
 
 /**
  * The member and its own URI for a `ui://<member>/…` URI of an aggregate, when `<member>` is
- * one of `members`; undefined for anything else (another scheme, no such member). The URI is
- * taken as its member would take it (canonicalUiUri), so a spelling cannot pick another member.
+ * one of `members`; undefined for anything else (another scheme, no such member). The rest is
+ * passed on as sent (a member may look its URIs up as plain strings); judge it by uiUriKey.
  */
 export function memberUiUri(
   uri: unknown,
   members: { has(name: string): boolean },
 ): { member: string; uri: string } | undefined {
-  const canonical = canonicalUiUri(uri);
-  if (canonical === undefined) return undefined;
-  const rest = canonical.slice(SCHEME.length);
+  if (!isUiUri(uri)) return undefined;
+  const rest = uri.slice(SCHEME.length);
   const slash = rest.indexOf("/");
   if (slash <= 0) return undefined;
   const member = rest.slice(0, slash);
