@@ -73,7 +73,7 @@ servers:
     transport: stdio
     command: deno
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
-    env: { ${DENO_DIR_YAML}, WHO: "{{user.id}}", TEAMS: "{{user.groups}}" }
+    env: { ${DENO_DIR_YAML}, WHO: "{{user.id}}", TEAMS: "{{user.groups}}", MAIL: "{{user.email}}" }
     share: person
 oauth:
 ${
@@ -100,8 +100,13 @@ interface Person {
   clientId: string;
 }
 
-async function signIn(s: Setup, email: string, groups?: string[]): Promise<Person> {
-  s.idp.loginAs = { email, ...(groups && { claims: { groups } }) };
+async function signIn(
+  s: Setup,
+  email: string,
+  groups?: string[],
+  accountId?: string,
+): Promise<Person> {
+  s.idp.loginAs = { email, accountId, ...(groups && { claims: { groups } }) };
   const client = await registerClient(s.gw.url);
   const resources = ["crm", "desk", "plain", "combo", "local", "mine", "legacy"].map((name) =>
     `${s.gw.url}/${name}`
@@ -399,5 +404,16 @@ Deno.test("a person's own process (share: person) is started again when their gr
     } finally {
       await client.close();
     }
+  });
+});
+
+Deno.test("a person whose email changed at the provider (the same subject) is told the new one by their 2026 link and process", async () => {
+  await withGateway(async (s) => {
+    const before = await signIn(s, "alice@example.com", ["eng"], "alice");
+    assert.equal((await environment(s, before, "mine")).MAIL, "alice@example.com");
+    const after = await signIn(s, "alice.smith@example.com", ["eng"], "alice");
+    const now = await environment(s, after, "mine");
+    assert.equal(now.WHO, "oidc:alice");
+    assert.equal(now.MAIL, "alice.smith@example.com");
   });
 });

@@ -348,11 +348,11 @@ function personAndServer(
 ): string {
   // The groups too: a link's session checks tools against the groups it was opened with, and
   // two tokens of one person may carry different ones (signed in before and after a change).
-  // All of them, not only those rules name: its backend was told them (`{{user.groups}}`, the
-  // identity headers and assertion), and a link kept with groups the person lost still says so.
-  const groups = [principal.groups, principal.allGroups]
-    .map((names) => names?.join("\n") ?? "").join("\n\0all\n");
-  const key = `${principal.id}\n${server.name}\n${groups}`;
+  // All of them, not only those rules name, and the email: its backend was told them
+  // (`{{user.groups}}`, `{{user.email}}`, the identity headers and assertion), and a link kept
+  // with groups the person lost, or an email they no longer have, still says so.
+  const told = JSON.stringify([principal.groups, principal.allGroups, principal.email]);
+  const key = `${principal.id}\n${server.name}\n${told}`;
   // A backend told who calls (`identity:`) is told the client too: each client its own link.
   return perClient(server) ? `${key}\n\0client\n${principal.clientId ?? ""}` : key;
 }
