@@ -74,9 +74,9 @@ export class AggregateTransport implements Transport {
     this.#discovery = new Discovery(this.#members.links, {
       cache: options.cache,
       // A member may list more to a client that can do more (sampling, elicitation, an App
-      // host): lists are shared only between clients that declared the same kinds.
+      // host): lists are shared only between clients that declared the same capabilities.
       scopeOf: (member) =>
-        `${options.scopeOf(this.#members.config(member))}|${this.#members.capabilityKinds()}`,
+        `${options.scopeOf(this.#members.config(member))}|${this.#members.capabilityKey()}`,
       delimiter: options.server.delimiter,
       discoveryTimeoutMs: options.discoveryTimeoutMs,
       deadlines: options.deadlines,

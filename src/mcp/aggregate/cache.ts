@@ -15,6 +15,9 @@ export interface CacheStats {
   loads: number;
 }
 
+/** Lists kept at most by default: every member's four lists for a thousand kinds of client. */
+const MAX_ENTRIES = 4_096;
+
 /** Hears that `member`'s `kinds` lists changed for the sessions of `scope`. */
 type Listener = (member: string, kinds: string[], scope: string) => void;
 
@@ -24,7 +27,21 @@ export class DiscoveryCache {
   readonly #listeners = new Set<Listener>();
   readonly stats: CacheStats = { hits: 0, misses: 0, loads: 0 };
 
-  constructor(private readonly ttlMs: number, private readonly clock: Clock) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly clock: Clock,
+    /**
+     * Lists kept at most: each set of capabilities a client declares is a scope of its own, so
+     * clients could otherwise add lists without end (an expired one is only replaced when its
+     * key is asked for again).
+     */
+    private readonly maxEntries = MAX_ENTRIES,
+  ) {}
+
+  /** How many lists are kept. */
+  get size(): number {
+    return this.#entries.size;
+  }
 
   static key(member: string, kind: string, scope: string): string {
     return `${member}\u0000${kind}\u0000${scope}`;
@@ -41,11 +58,26 @@ export class DiscoveryCache {
     if (running) return await (running as Promise<T>);
     this.stats.loads++;
     const loading = load().then((value) => {
+      this.#entries.delete(key);
+      this.#makeRoom();
       this.#entries.set(key, { value, until: this.clock.now() + this.ttlMs });
       return value;
     }).finally(() => this.#loading.delete(key));
     this.#loading.set(key, loading);
     return await loading;
+  }
+
+  /** Below maxEntries: the expired lists go, then the oldest kept. */
+  #makeRoom(): void {
+    if (this.#entries.size < this.maxEntries) return;
+    const now = this.clock.now();
+    for (const [key, entry] of this.#entries) {
+      if (entry.until <= now) this.#entries.delete(key);
+    }
+    for (const key of this.#entries.keys()) {
+      if (this.#entries.size < this.maxEntries) break;
+      this.#entries.delete(key);
+    }
   }
 
   /**

@@ -64,3 +64,21 @@ Deno.test("DiscoveryCache.invalidate() drops a member's list in one scope and te
   cache.invalidate("a", ["prompts"], "user:1");
   assert.deepEqual(heard, ["a:tools:user:1", "b:tools:*"], "a listener that stopped hears nothing");
 });
+
+Deno.test("DiscoveryCache holds at most maxEntries lists: expired ones go first, then the oldest", async () => {
+  const clock = testClock();
+  clock.freeze();
+  // Every set of capabilities a client declares is a scope of its own: keys without end.
+  const cache = new DiscoveryCache(1_000, clock, 3);
+  const key = (scope: string) => DiscoveryCache.key("a", "tools", scope);
+  for (const scope of ["1", "2", "3"]) await cache.get(key(scope), () => Promise.resolve(scope));
+  assert.equal(cache.size, 3);
+  clock.advance(1_000);
+  await cache.get(key("4"), () => Promise.resolve("4"));
+  assert.equal(cache.size, 1, "the expired lists were dropped");
+  for (const scope of ["5", "6", "7"]) await cache.get(key(scope), () => Promise.resolve(scope));
+  assert.equal(cache.size, 3);
+  let loads = 0;
+  assert.equal(await cache.get(key("7"), () => Promise.resolve(`${++loads}`)), "7", "kept");
+  assert.equal(await cache.get(key("4"), () => Promise.resolve(`${++loads}`)), "1", "dropped");
+});

@@ -6,8 +6,15 @@
  * not use takes its UI with it.
  */
 import assert from "node:assert/strict";
-import { aggregateOf, McpServer } from "../../../tests/fixtures/aggregate_members.ts";
-import { McpError, ReadResourceRequestSchema } from "../../../tests/fixtures/sdk.ts";
+import { aggregateOf, McpServer, TTL_MS } from "../../../tests/fixtures/aggregate_members.ts";
+import {
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  Server,
+} from "../../../tests/fixtures/sdk.ts";
+import { testClock } from "../../../tests/fixtures/clock.ts";
+import { DiscoveryCache } from "./cache.ts";
 import { UI_CLIENT_EXTENSIONS, UI_MIME_TYPE } from "../protocol/mcp_apps.ts";
 
 const UI = "ui://widget/app.html";
@@ -190,4 +197,46 @@ Deno.test("a tool the caller may not use takes its UI along: not listed, not rea
   } finally {
     await h.close();
   }
+});
+
+/**
+ * A member as the ext-apps SDK documents it (getUiCapability): its tool shows a UI only to a
+ * client whose `io.modelcontextprotocol/ui` settings list the MCP App MIME type.
+ */
+function uiIfRendered(): Server {
+  const server = new Server({ name: "apps", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const ui = (server.getClientCapabilities() as { extensions?: Record<string, unknown> })
+      ?.extensions?.["io.modelcontextprotocol/ui"] as { mimeTypes?: string[] } | undefined;
+    const rendered = ui?.mimeTypes?.includes(UI_MIME_TYPE);
+    return {
+      tools: [{
+        name: "show",
+        inputSchema: { type: "object" },
+        ...(rendered && { _meta: { ui: { resourceUri: UI } } }),
+      }],
+    };
+  });
+  return server;
+}
+
+Deno.test("the shared list cache keeps apart clients that declare the UI extension with different settings", async () => {
+  const cache = new DiscoveryCache(TTL_MS, testClock());
+  const shown = async (settings: Record<string, unknown>) => {
+    const h = await aggregateOf({ apps: uiIfRendered }, {
+      cache,
+      capabilities: { extensions: { "io.modelcontextprotocol/ui": settings } },
+    });
+    try {
+      const { tools } = await h.client.listTools();
+      return (tools[0]._meta?.ui as { resourceUri?: string } | undefined)?.resourceUri;
+    } finally {
+      await h.close();
+    }
+  };
+  // A client that names the extension but renders no MCP App HTML lists first …
+  assert.equal(await shown({}), undefined);
+  // … and a host that renders them still gets the member's UI, not that client's list; and back.
+  assert.equal(await shown({ mimeTypes: [UI_MIME_TYPE] }), "ui://apps/widget/app.html");
+  assert.equal(await shown({}), undefined);
 });

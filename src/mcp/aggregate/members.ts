@@ -4,6 +4,7 @@
  * the clock, and the error its calls get meanwhile; and the answer to the client's initialize
  * (the members' capabilities united, their instructions joined).
  */
+import { createHash } from "node:crypto";
 import type { AggregateServerConfig, BackendServerConfig } from "../../config/types.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Deadlines } from "../../core/deadlines.ts";
@@ -98,18 +99,15 @@ export class Members {
   }
 
   /**
-   * The kinds of capability the client declared at initialize (`sampling`, `roots`, each
-   * extension by its id …), in one word: members answer lists by them, so the shared cache
-   * keeps one list per such word.
+   * What the client declared at initialize, in one short word: members answer lists by it
+   * (sampling, roots, an extension and its settings: the ext-apps servers show a UI only to a
+   * host whose `io.modelcontextprotocol/ui` lists the MCP App MIME type), so the shared cache
+   * keeps one list per such word. The settings count, not only the names: a client naming the
+   * extension without the MIME type once got a host's UI list, and a host that client's list.
    */
-  capabilityKinds(): string {
-    const capabilities = this.#init?.capabilities ?? {};
-    const kinds = Object.keys(capabilities).filter((kind) => kind !== "extensions");
-    const extensions = capabilities.extensions;
-    if (extensions && typeof extensions === "object") {
-      kinds.push(...Object.keys(extensions).map((id) => `extensions:${id}`));
-    }
-    return kinds.sort().join(",");
+  capabilityKey(): string {
+    const declared = sortedJson(this.#init?.capabilities ?? {});
+    return createHash("sha256").update(declared).digest("hex").slice(0, 32);
   }
 
   /** Connects a member if it is not connected and has not failed too recently. */
@@ -163,4 +161,15 @@ export class Members {
   async close(): Promise<void> {
     await Promise.all([...this.links.values()].map((link) => link.close()));
   }
+}
+
+/** JSON with every object's keys in order: one text for one set of capabilities. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, item) =>
+      item && typeof item === "object" && !Array.isArray(item)
+        ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+        : item,
+  );
 }
