@@ -75,6 +75,16 @@ servers:
     args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
     env: { ${DENO_DIR_YAML}, WHO: "{{user.id}}", TEAMS: "{{user.groups}}", MAIL: "{{user.email}}" }
     share: person
+  teams:
+    transport: stdio
+    command: deno
+    args: [run, "${ROOT}tests/fixtures/minimal_server.ts", "0", "tool=team_{{user.groups}}"]
+    env: { ${DENO_DIR_YAML} }
+    share: person
+  teams-all:
+    transport: aggregate
+    servers: [teams]
+    cacheTtl: 10m
 oauth:
 ${
         idpSection(idp).replace(
@@ -108,9 +118,17 @@ async function signIn(
 ): Promise<Person> {
   s.idp.loginAs = { email, accountId, ...(groups && { claims: { groups } }) };
   const client = await registerClient(s.gw.url);
-  const resources = ["crm", "desk", "plain", "combo", "local", "mine", "legacy"].map((name) =>
-    `${s.gw.url}/${name}`
-  );
+  const resources = [
+    "crm",
+    "desk",
+    "plain",
+    "combo",
+    "local",
+    "mine",
+    "teams",
+    "teams-all",
+    "legacy",
+  ].map((name) => `${s.gw.url}/${name}`);
   const code = (await obtainCode(new UserAgent(), s.gw.url, client.client_id, "", {
     resource: resources,
   })).get("code")!;
@@ -415,5 +433,41 @@ Deno.test("a person whose email changed at the provider (the same subject) is to
     const now = await environment(s, after, "mine");
     assert.equal(now.WHO, "oidc:alice");
     assert.equal(now.MAIL, "alice.smith@example.com");
+  });
+});
+
+Deno.test("an aggregate keeps a person's member lists per the groups they have now, not those they lost", async () => {
+  await withGateway(async (s) => {
+    const listed = async (person: Person) => {
+      const response = await fetch(`${s.gw.url}/teams-all/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${person.token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/list",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+      });
+      const body = await response.json();
+      assert.ok(body.result, JSON.stringify(body));
+      return (body.result.tools as { name: string }[]).map((tool) => tool.name)
+        .filter((name) => name.startsWith("teams.team_"));
+    };
+    const before = await signIn(s, "alice@example.com", ["editors"]);
+    assert.deepEqual(await listed(before), ["teams.team_editors"]);
+    const after = await signIn(s, "alice@example.com", []);
+    assert.deepEqual(await listed(after), ["teams.team_"], "the list of the groups she has now");
   });
 });

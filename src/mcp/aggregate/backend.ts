@@ -40,6 +40,9 @@ export function createAggregateBackend(
   // so only members that must answer sooner than that need a timer of their own.
   const timeoutOf = (member: BackendServerConfig) =>
     member.requestTimeoutMs ?? options.requestTimeoutMs;
+  const personScope = `user:${
+    JSON.stringify([user["user.id"], user["user.email"] ?? "", user["user.groups"] ?? ""])
+  }`;
   const longest = Math.max(options.requestTimeoutMs, ...members.map(timeoutOf));
   const transport = new AggregateTransport({
     server,
@@ -58,8 +61,9 @@ export function createAggregateBackend(
     watchCredentials: options.tokens?.watch,
     cache: options.cache,
     // The per-person rule (config/per_person.ts): a member whose answers can depend on who asks
-    // is cached per person, never in everyone's scope.
-    scopeOf: (member) => dependsOnPerson(member) ? `user:${user["user.id"]}` : "*",
+    // is cached per person, never in everyone's scope; and per what of the person it is told,
+    // so a list made for the groups someone has since lost is not served to them.
+    scopeOf: (member) => dependsOnPerson(member) ? personScope : "*",
     memberTools: options.memberTools,
     discoveryTimeoutMs: Math.min(DISCOVERY_TIMEOUT_MS, options.requestTimeoutMs / 2),
     retryAfterMs: RETRY_AFTER_MS,
