@@ -25,6 +25,12 @@ const SCHEME = "ui://";
 /** The keys of a tool's `_meta` that name its UI resource. */
 const TOOL_UI_KEYS = ["ui/resourceUri", "openai/outputTemplate"] as const;
 
+/**
+ * OpenAI's keys that say what a tool's UI may do: `openai/widgetAccessible` lets the UI call
+ * tools (what `ui.visibility` with "app" says), `openai/visibility` hides the tool from the model.
+ */
+const TOOL_UI_SETTINGS = ["openai/widgetAccessible", "openai/visibility"] as const;
+
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json =>
@@ -119,8 +125,9 @@ export function mapToolUiUris(tool: Json, map: (uri: string) => string): Json {
 }
 
 /**
- * The part of a tool's `_meta` that says which UI it shows and how (`ui`, and the older keys
- * naming its resource), with its UI URIs passed through `map`; undefined when it has none.
+ * The part of a tool's `_meta` that says which UI it shows and how (`ui`, the older keys naming
+ * its resource, OpenAI's settings of what the UI may do), with its UI URIs passed through `map`;
+ * undefined when it has none.
  * Tool integrity compares it: a server that swaps the UI of an approved tool changes the tool.
  */
 export function uiMetaOf(
@@ -131,6 +138,8 @@ export function uiMetaOf(
   if (!isObject(mapped)) return undefined;
   const kept: Json = {};
   if (mapped.ui !== undefined) kept.ui = mapped.ui;
-  for (const key of TOOL_UI_KEYS) if (mapped[key] !== undefined) kept[key] = mapped[key];
+  for (const key of [...TOOL_UI_KEYS, ...TOOL_UI_SETTINGS]) {
+    if (mapped[key] !== undefined) kept[key] = mapped[key];
+  }
   return Object.keys(kept).length ? kept : undefined;
 }

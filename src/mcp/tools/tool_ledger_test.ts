@@ -47,6 +47,20 @@ Deno.test("definitionOf() keeps the UI a tool names (MCP Apps), as its own serve
   // Through an aggregate the same tool is the same definition: no flip-flop between the two.
   const viaAggregate = definitionOf(tool("ui://react/widget/app.html"), "show", "react");
   assert.equal(digestOf(viaAggregate), digestOf(direct));
+  // OpenAI's UI settings too: a UI allowed to call tools after approval is a change.
+  const openai = (accessible: boolean) =>
+    definitionOf({
+      ...tool("ui://widget/app.html"),
+      _meta: {
+        "openai/outputTemplate": "ui://widget/app.html",
+        "openai/widgetAccessible": accessible,
+        "openai/visibility": "public",
+      },
+    }, "show");
+  assert.notEqual(digestOf(openai(false)), digestOf(openai(true)));
+  assert.deepEqual(describeChanges(openai(false), openai(true)), [
+    "_meta.openai/widgetAccessible: false → true",
+  ]);
   assert.deepEqual(
     describeChanges(direct, definitionOf(tool("ui://other/app.html"), "show")).slice(0, 2),
     [
