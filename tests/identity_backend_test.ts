@@ -57,6 +57,7 @@ servers:
   plain:
     transport: streamable-http
     url: ${backend.url}
+    headers: { X-Gatehouse-Mail: "{{user.email}}", X-Gatehouse-Who: "{{user.id}}" }
   legacy:
     transport: sse
     url: ${sse.url}
@@ -469,5 +470,17 @@ Deno.test("an aggregate keeps a person's member lists per the groups they have n
     assert.deepEqual(await listed(before), ["teams.team_editors"]);
     const after = await signIn(s, "alice@example.com", []);
     assert.deepEqual(await listed(after), ["teams.team_"], "the list of the groups she has now");
+  });
+});
+
+Deno.test("{{user.email}} and {{user.id}} in headers: reach the backend header-safe, whatever they hold", async () => {
+  await withGateway(async (s) => {
+    const person = await signIn(s, "zoë.李@example.com", [], "li\r\nx-gatehouse-user: mallory");
+    for (const call of [call2026, call2025]) {
+      const told = await call(s, person, "plain");
+      assert.equal(told["x-gatehouse-mail"], "zo%C3%AB.%E6%9D%8E@example.com");
+      assert.equal(told["x-gatehouse-who"], "oidc:li%0D%0Ax-gatehouse-user:%20mallory");
+      assert.equal(told["x-gatehouse-user"], undefined);
+    }
   });
 });

@@ -315,7 +315,7 @@ const HTTP: Record<string, JsonSchema> = {
     type: "object",
     additionalProperties: { type: "string" },
     description:
-      `Headers sent with every request to the backend; the client's own headers never are.${placeholders}`,
+      `Headers sent with every request to the backend; the client's own headers never are.${placeholders} Here {{user.id}} and {{user.email}} are percent-encoded where they hold %, a comma, a space or a byte a header cannot carry, as the identity headers are.`,
     default: {},
   },
   identity: {

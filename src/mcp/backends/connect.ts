@@ -12,7 +12,12 @@ import { type Clock, waitAtMost } from "../../core/clock.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { maskingLogger, SecretMask } from "../../observability/mask.ts";
 import { SSEClientTransport, StreamableHTTPError, type Transport } from "../../sdk.ts";
-import { fillPlaceholders, fillRecord, type PlaceholderValues } from "./placeholders.ts";
+import {
+  fillPlaceholders,
+  fillRecord,
+  headerValues,
+  type PlaceholderValues,
+} from "./placeholders.ts";
 import {
   freshTokenFetch,
   type TokenRefusal,
@@ -175,7 +180,7 @@ function secretMask(
     ...(options.gatewaySecrets ?? []).map((secret) => secret.reveal()),
   ]);
   if (server.transport !== "stdio") {
-    for (const value of Object.values(fillRecord(server.headers, user))) {
+    for (const value of Object.values(fillRecord(server.headers, headerValues(user)))) {
       mask.add(value);
       mask.add(/^[A-Za-z][\w.~+/-]*\s+(\S+)$/.exec(value)?.[1]);
     }
@@ -227,13 +232,14 @@ function createTransport(
     return { transport, close, detach: close, speaksModern: () => transport.speaksModern };
   }
   const url = new URL(fillPlaceholders(server.url, user, encodeURIComponent));
-  const requestInit: RequestInit = { headers: fillRecord(server.headers, user) };
+  const inHeaders = headerValues(user);
+  const requestInit: RequestInit = { headers: fillRecord(server.headers, inHeaders) };
   const told = options.identity?.(server);
   const baseFetch = told
     ? identityFetch(options.fetch ?? globalThis.fetch, told)
     : options.fetch ?? globalThis.fetch;
   const fetch = token
-    ? freshTokenFetch(server.headers, user, token, baseFetch, mask, rejected)
+    ? freshTokenFetch(server.headers, inHeaders, token, baseFetch, mask, rejected)
     : baseFetch;
   // Every answer is held to limits.maxMessageBytes (bounded_answers.ts).
   const bounded = (oversizedEvents: BoundedAnswerOptions["oversizedEvents"]) =>

@@ -19,6 +19,20 @@ export function groupsValue(groups: readonly string[] | undefined): string {
   return (groups ?? []).map(headerSafe).join(",");
 }
 
+/**
+ * The values as a header carries them (`headers:`): the id and email header-safe as the
+ * identity headers are (a provider's subject or an address may hold a byte a header cannot,
+ * and fetch refuses such a header: the backend could not be reached at all). The groups are
+ * already; a token is sent as given.
+ */
+export function headerValues(values: PlaceholderValues): PlaceholderValues {
+  return {
+    ...values,
+    "user.id": headerSafe(values["user.id"]),
+    ...(values["user.email"] !== undefined && { "user.email": headerSafe(values["user.email"]) }),
+  };
+}
+
 export function fillPlaceholders(
   text: string,
   values: PlaceholderValues,
