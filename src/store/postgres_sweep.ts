@@ -40,11 +40,14 @@ export function startSweep(
     if (held.length === 0) return 0;
     let deleted = 0;
     for (let batch = 0; batch < BATCHES; batch++) {
+      // The expiry is checked again on the row the DELETE locks: a replica that wrote the key
+      // afresh since the inner SELECT read it (a live value, a later expiry) keeps its write.
       const rows = await sql`
         DELETE FROM gatehouse_records WHERE key IN (
           SELECT key FROM gatehouse_records
           WHERE expires_at IS NOT NULL AND expires_at <= ${now}
           ORDER BY expires_at LIMIT ${BATCH_SIZE})
+          AND expires_at IS NOT NULL AND expires_at <= ${now}
         RETURNING 1`;
       deleted += rows.length;
       if (rows.length < BATCH_SIZE) break;
