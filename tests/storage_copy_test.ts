@@ -147,3 +147,18 @@ ${idpSection(idp)}
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("gatehouse storage copy to a URL it cannot read names it without its password", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const kvPath = `${dir}/gatehouse.kv`;
+    (await openKvStore(kvPath)).close();
+    // Two hosts with their ports: libpq takes it, a URL parser does not.
+    const copied = await copy(kvPath, "postgres://gatehouse:s3cret-pw@db1:5432,db2:5433/gh");
+    assert.equal(copied.code, 3);
+    assert.match(copied.out, /not a PostgreSQL URL: postgres:\/\/…/);
+    assert.ok(!copied.out.includes("s3cret-pw"), copied.out);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

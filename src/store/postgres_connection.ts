@@ -34,6 +34,22 @@ export function sslModeOf(url: URL): SslMode | Error {
 }
 
 /**
+ * `storage` as a URL. The parser's own error quotes its input, password and all, so a URL it
+ * cannot read is named here as showStorage shows it.
+ */
+function parseUrl(storage: string): URL {
+  try {
+    return new URL(storage);
+  } catch {
+    throw new Error(
+      `not a PostgreSQL URL: ${showStorage(storage)}; write ` +
+        "postgres://USER:PASSWORD@HOST:5432/DATABASE (percent-encode : @ / in the password; " +
+        "several hosts as HOST1,HOST2 on the default port)",
+    );
+  }
+}
+
+/**
  * The client's options. The URL is handed over without sslmode, which is turned into TLS
  * settings here: the client's own reading of verify-full does not take a CA file, and require
  * with a CA file verifies the chain as libpq does.
@@ -42,7 +58,7 @@ export function clientOptions(
   storage: string,
   settings: PostgresSettings,
 ): { url: string; options: Options<Record<string, never>> } {
-  const url = new URL(storage);
+  const url = parseUrl(storage);
   const mode = sslModeOf(url);
   if (mode instanceof Error) throw mode;
   url.searchParams.delete("sslmode");
@@ -118,7 +134,7 @@ export function isUnavailable(error: unknown): boolean {
 export function describeFailure(error: unknown, storage: string): string {
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
-  const url = new URL(storage);
+  const url = parseUrl(storage);
   const redacted = url.password ? message.replaceAll(url.password, "***") : message;
   return `${code ? `${code}: ` : ""}${redacted} (${showStorage(storage)})`;
 }
