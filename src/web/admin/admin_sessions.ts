@@ -74,7 +74,8 @@ export class AdminSessions {
     const id = readCookie(request.headers.get("cookie"), cookies, ADMIN_COOKIE);
     if (!id) return undefined;
     const key = KEYS.adminSession(await sha256Base64Url(id));
-    const record = await store.get<AdminRecord>(key);
+    const entry = await store.getEntry<AdminRecord>(key);
+    const record = entry.value;
     const now = clock.now();
     if (!record || record.expiresAt <= now || record.createdAt + MAX_LIFE_MS <= now) {
       return undefined;
@@ -82,7 +83,12 @@ export class AdminSessions {
     if (now - record.touchedAt >= TOUCH_EVERY_MS) {
       record.touchedAt = now;
       record.expiresAt = Math.min(now + idleMs, record.createdAt + MAX_LIFE_MS);
-      await store.set(key, record, record.expiresAt);
+      // Only over the record as read: a sign-out on another replica meanwhile stays one (a plain
+      // write would bring the session back), and a touch there meanwhile is as good as this one.
+      const touched = await store.commitIfUnchanged([entry], {
+        writes: [{ key, value: record, expiresAt: record.expiresAt }],
+      });
+      if (!touched && (await store.get<AdminRecord>(key)) === undefined) return undefined;
     }
     return { id, ...record };
   }

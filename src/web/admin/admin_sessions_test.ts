@@ -91,3 +91,41 @@ Deno.test("adminRefusal() admits listed verified addresses and listed groups, an
     /bob@example\.com is not among[^]*\(eng\) is in admin\.groups/,
   );
 });
+
+Deno.test("AdminSessions: a sign-out on another replica between a touch's read and its write stays signed out", async () => {
+  const { admin, clock, store } = await sessions("https://gw.example.com");
+  try {
+    const { cookie, session } = await admin.create(OPS);
+    clock.advance(5 * 60_000);
+    // The other replica's sign-out lands just after this one read the record to touch it.
+    let signOut: (() => Promise<unknown>) | undefined = () => admin.end(session);
+    const racing = new AdminSessions({
+      clock,
+      idleMs: 30 * 60_000,
+      cookies: adminCookiePolicy("https://gw.example.com", "/admin"),
+      csrfKey: await crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
+      store: {
+        get: async (key) => {
+          const value = await store.get(key);
+          await signOut?.();
+          signOut = undefined;
+          return value;
+        },
+        getEntry: async (key) => {
+          const entry = await store.getEntry(key);
+          await signOut?.();
+          signOut = undefined;
+          return entry;
+        },
+        set: (key, value, expiresAt) => store.set(key, value, expiresAt),
+        commitIfUnchanged: (checks, changes) => store.commitIfUnchanged(checks, changes),
+        delete: (key) => store.delete(key),
+      } as typeof store,
+    });
+    await racing.fromRequest(requestWith(cookie));
+    assert.equal(signOut, undefined, "the sign-out ran");
+    assert.equal(await admin.fromRequest(requestWith(cookie)), undefined, "still signed out");
+  } finally {
+    store.close();
+  }
+});
