@@ -226,7 +226,8 @@ export class Discovery {
   /**
    * The member that serves `uri`, and the URI as that member knows it: a `ui://<member>/…` URI
    * (MCP Apps) by its name, listed or not, unless only tools the caller may not use show it
-   * ("withheld"); any other by the merged list, else by the best matching template.
+   * ("withheld"); any other by the merged list, else by the best matching template (which
+   * does not take a UI withheld from the caller by its member's own URI either).
    */
   async ownerOfUri(
     uri: unknown,
@@ -243,7 +244,10 @@ export class Discovery {
     const templates = this.#merged.get("resourceTemplates") ??
       await this.list("resourceTemplates");
     const owner = templateOwner(uri, templates.routes);
-    return owner ? { link: this.links.get(owner)!, uri } : undefined;
+    if (!owner) return undefined;
+    // A template that matches anything (`{+path}`) would take a withheld UI's own URI there.
+    if (this.#withheldUis.get(owner)?.has(uiUriKey(uri) ?? "")) return "withheld";
+    return { link: this.links.get(owner)!, uri };
   }
 
   /**

@@ -6,6 +6,7 @@
  * not use takes its UI with it.
  */
 import assert from "node:assert/strict";
+import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { aggregateOf, McpServer, TTL_MS } from "../../../tests/fixtures/aggregate_members.ts";
 import {
   ListToolsRequestSchema,
@@ -239,4 +240,34 @@ Deno.test("the shared list cache keeps apart clients that declare the UI extensi
   // … and a host that renders them still gets the member's UI, not that client's list; and back.
   assert.equal(await shown({ mimeTypes: [UI_MIME_TYPE] }), "ui://apps/widget/app.html");
   assert.equal(await shown({}), undefined);
+});
+
+Deno.test("a withheld UI is not read by its member's own URI through a template that matches anything", async () => {
+  const catchAll = () => {
+    const server = appMember("react");
+    // Such as a file server's `{+path}`: the aggregate routes URIs no member lists by it.
+    server.registerResource(
+      "any",
+      new ResourceTemplate("{+uri}", { list: undefined }),
+      {},
+      (uri) => ({
+        contents: [{ uri: uri.href, text: `any ${uri.href}` }],
+      }),
+    );
+    return server;
+  };
+  const h = await aggregateOf({ react: catchAll }, {
+    memberTools: (_member, tools) => tools.filter((t) => t.name !== "secret"),
+  });
+  try {
+    for (const uri of ["ui://secret/app.html", "UI://secret/x/../app.html"]) {
+      const refused = await h.client.readResource({ uri }).catch((e) => e);
+      assert.ok(refused instanceof McpError, `${uri} is not read`);
+      assert.deepEqual(refused.data, { reason: "tool_not_allowed" }, uri);
+    }
+    const other = await h.client.readResource({ uri: "notes://a" });
+    assert.equal(textOf(other), "any notes://a", "the template serves the rest");
+  } finally {
+    await h.close();
+  }
 });
