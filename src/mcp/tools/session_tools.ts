@@ -341,20 +341,29 @@ function unlistedRefusal(id: RequestId, name: string, owner: ToolOwner): JSONRPC
   );
 }
 
-/** The answer to any call of a server with `toolChanges: refuse` while a change waits. */
+/**
+ * The answer to any call of a server with `toolChanges: refuse` while a change waits. Tools
+ * already approved are named as clients were shown them; a new tool's name is text nobody
+ * reviewed (it may carry instructions, as a description may): counted, never quoted.
+ */
 function serverRefusal(
   id: RequestId,
   owner: ToolOwner,
   held: [string, KnownTool][],
 ): JSONRPCMessage {
   const server = owner.server.name;
-  const names = held.slice(0, 5).map(([tool]) => JSON.stringify(tool.slice(0, 100))).join(", ");
+  const changed = held.filter(([, known]) => known.approved).map(([tool]) => tool);
+  const fresh = held.length - changed.length;
+  const names = changed.slice(0, 5).map((tool) => JSON.stringify(tool.slice(0, 100))).join(", ");
+  const kinds = [
+    changed.length && `${changed.length} changed: ${names}${changed.length > 5 ? ", …" : ""}`,
+    fresh && `${fresh} new`,
+  ].filter(Boolean).join("; ");
+  const count = `${held.length} tool definition${held.length === 1 ? "" : "s"}`;
   return errorResponse(
     id,
     ModernErrorCode.invalidParams,
-    `the server "${server}" changed the definitions of tools (${names}${
-      held.length > 5 ? ", …" : ""
-    }) since they were approved, and its calls are refused until an operator reviews the changes (gatehouse tools diff ${server}) and approves them (gatehouse tools approve ${server})`,
-    { reason: "tool_change_refused", server, tools: held.map(([tool]) => tool).slice(0, 50) },
+    `the server "${server}" has ${count} waiting for review (${kinds}), and its calls are refused until an operator reviews them (gatehouse tools diff ${server}) and approves them (gatehouse tools approve ${server})`,
+    { reason: "tool_change_refused", server, tools: changed.slice(0, 50), new: fresh },
   );
 }
