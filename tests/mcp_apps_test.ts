@@ -237,6 +237,9 @@ ${stdioExample("react", EXAMPLES.react, '    tools: { deny: ["get-time"] }\n')}`
         /the resource ui:\/\/get-time\/mcp-app\.html is the interface of a tool that is not available to you on the server "react"/,
       );
       // The example reads a URI as a URL: these spellings are its UI too, and refused as such.
+      // Nor watched for changes, as through an aggregate.
+      const watched = await client.subscribeResource({ uri: APP_URI }).catch((error) => error);
+      assert.match(String(watched?.message), /not available to you/);
       for (const uri of SPELLINGS) {
         const spelled = await client.readResource({ uri }).catch((error) => error);
         assert.ok(spelled instanceof Error, `${JSON.stringify(uri)} is not read`);

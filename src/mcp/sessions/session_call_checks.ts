@@ -70,8 +70,9 @@ export function callRefusal(
   request: RpcRequest,
   checks: CallChecks,
 ): Maybe<JSONRPCMessage | undefined> {
-  if (request.method === "resources/read") {
-    // A UI (MCP Apps) only tools the caller may not use show is not read either.
+  if (request.method === "resources/read" || request.method === "resources/subscribe") {
+    // A UI (MCP Apps) only tools the caller may not use show is not read (nor watched) either,
+    // as through an aggregate.
     return checks.gate && checks.list && uiUriKey(request.params?.uri) !== undefined
       ? uiReadRefusal(request, checks.gate, checks.server, checks.list)
       : undefined;

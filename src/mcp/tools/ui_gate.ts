@@ -15,7 +15,7 @@ import { isObject } from "../translate/json_shape.ts";
 /** Pages of tools/list read at most to judge one read. */
 const MAX_PAGES = 20;
 
-/** The answer refusing a read of a withheld tool's UI, or undefined when it may go on. */
+/** The answer refusing a read (or subscribe) of a withheld tool's UI, or undefined when it may go on. */
 export async function uiReadRefusal(
   request: RpcRequest,
   gate: ToolGate,
