@@ -12,6 +12,7 @@ import type { ServerName } from "./core/ids.ts";
 import type { UserCredentials } from "./credentials/user_credentials.ts";
 import { deriveHmacKey } from "./crypto/keys.ts";
 import type { Secret } from "./core/secret.ts";
+import { storageSummary } from "./core/storage_url.ts";
 import { allowedOriginSet } from "./http/origin.ts";
 import type { SessionRegistry } from "./mcp/sessions/sessions.ts";
 import type { ProcessPool } from "./mcp/backends/process_pool.ts";
@@ -116,7 +117,7 @@ export function consoleSources(parts: ConsoleParts): ConsoleSources {
       replica: parts.replica,
       replicas: await replicas().catch(() => 1),
       tls: tlsText(tls, parts.certificateExpiry?.(), clock.now()),
-      storage: config.storage.startsWith("postgres") ? "PostgreSQL" : config.storage,
+      storage: storageSummary(config.storage),
     }),
     servers: () => {
       const counts = sessions.countByServer();

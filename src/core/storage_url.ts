@@ -27,3 +27,11 @@ export function showStorage(storage: string): string {
   }
   return url.toString();
 }
+
+/**
+ * What the console's overview says the storage is: the engine for a PostgreSQL URL (whatever
+ * the case of its scheme, as libpq and the client take it), else where the KV file is.
+ */
+export function storageSummary(storage: string): string {
+  return isPostgresUrl(storage) ? "PostgreSQL" : storage;
+}
