@@ -45,6 +45,8 @@ export class ExchangeUnavailableError extends GatehouseError<"exchange_unavailab
 export class TokenExchange {
   readonly #kept = new Map<string, { token: string; until: number }>();
   readonly #asking = new Map<string, Promise<string>>();
+  /** Per person, the refresh of their provider tokens under way, which every backend joins. */
+  readonly #refreshing = new Map<string, Promise<string>>();
 
   constructor(
     private readonly options: {
@@ -113,8 +115,16 @@ export class TokenExchange {
       );
     }
     if (accessTokenLive(kept.tokens, clock.now())) return kept.tokens.accessToken;
+    // Joined rather than queued: behind a provider that does not answer, each backend would
+    // otherwise wait out its timeout once more.
+    let refreshing = this.#refreshing.get(user);
+    if (!refreshing) {
+      refreshing = vault.oneAtATime(user, () => this.#renewed(user))
+        .finally(() => this.#refreshing.delete(user));
+      this.#refreshing.set(user, refreshing);
+    }
     try {
-      return await vault.oneAtATime(user, () => this.#renewed(user));
+      return await refreshing;
     } catch (error) {
       throw this.#failure(error, user, server, spec);
     }
