@@ -8,7 +8,7 @@
  */
 import type { RpcRequest, RpcResponse } from "../protocol/jsonrpc.ts";
 import type { StatelessLink } from "../stateless/stateless_links.ts";
-import { ended, progressTokenOf } from "../stateless/link_calls.ts";
+import { answerOf, progressTokenOf } from "../stateless/link_calls.ts";
 import { isObject, type Json } from "../translate/json_shape.ts";
 import { discoverAtGateway } from "../translate/discover.ts";
 import { type LogLevel, modernHttpStatus } from "../protocol/protocol_versions.ts";
@@ -53,7 +53,7 @@ export async function passThrough(
   return answerOnStream(message, ctx, async (send) => {
     const call = await link.start(sent, send, logLevel, undefined, ctx.clientAddress);
     const step = await call.next();
-    const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
+    const response = await answerOf(call, step);
     return await sealed(atGateway({ ...response, id: message.id }, message), message, ctx);
   });
 }

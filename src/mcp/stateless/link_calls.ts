@@ -17,6 +17,7 @@ import {
 } from "../protocol/jsonrpc.ts";
 import type { ClientChannel } from "../sessions/session.ts";
 import { isLogLevel, LOG_LEVELS, type LogLevel } from "../protocol/protocol_versions.ts";
+import { unaskableError } from "../protocol/gateway_elicitation.ts";
 
 /** How long a call's first request for input waits for more before the client is asked. */
 const INPUT_BATCH_MS = 20;
@@ -175,6 +176,9 @@ export class LinkChannel implements ClientChannel {
       call?.settle(classified.message);
     } else if (classified.kind === "request") {
       const request = classified.message;
+      // The gateway's own request for a call (an approval's page) says which call it is for.
+      const own = related !== undefined && unaskableError(request) && this.#calls.get(related);
+      if (own) return own.ask(request);
       // Only a call that may take input, and only when it is the one such call: a request
       // the gateway cannot attribute with certainty is refused rather than guessed.
       const takers = [...this.#calls.values()].filter((call) => call.takesInput);
@@ -207,6 +211,19 @@ export function progressTokenOf(request: RpcRequest): string | number | undefine
   const meta = request.params?._meta as Record<string, unknown> | undefined;
   const token = meta?.progressToken;
   return typeof token === "string" || typeof token === "number" ? token : undefined;
+}
+
+/**
+ * The answer a step comes to on a call that takes no input (a request passed through as it is):
+ * its response; else, when the gateway itself asked (an approval's page), the error it states
+ * for clients that cannot be asked, the call ending here; else the link's refusal.
+ */
+export async function answerOf(call: LinkCall, step: CallStep): Promise<RpcResponse> {
+  if (step.kind === "response") return step.response;
+  const unaskable = step.requests.map(unaskableError).find((error) => error !== undefined);
+  if (!unaskable) return ended(call.id, "unexpected input");
+  await call.cancel("its client was told the page it needs");
+  return { jsonrpc: "2.0", id: call.id, error: unaskable } as RpcResponse;
 }
 
 export function ended(id: RequestId, reason: string): RpcResponse {

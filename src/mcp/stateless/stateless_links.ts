@@ -24,7 +24,7 @@ import type { Session } from "../sessions/session.ts";
 import { SessionLimitError, type SessionRegistry } from "../sessions/sessions.ts";
 import { type WaitingInput, WaitingInputs } from "./stateless_inputs.ts";
 import { ListenLedger } from "./stateless_listens.ts";
-import { ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
+import { answerOf, ended, LinkCall, LinkChannel, progressTokenOf } from "./link_calls.ts";
 import { passAsItIs } from "../backends/passage.ts";
 import { LinkToolMarks } from "./link_tool_marks.ts";
 import { UI_CLIENT_EXTENSIONS } from "../protocol/mcp_apps.ts";
@@ -140,7 +140,7 @@ export class StatelessLink {
   async call(request: RpcRequest, asItIs = this.passes, from?: string): Promise<RpcResponse> {
     const call = await this.start(request, undefined, undefined, asItIs, from);
     const step = await call.next();
-    const response = step.kind === "response" ? step.response : ended(call.id, "unexpected input");
+    const response = await answerOf(call, step);
     if (request.method === "tools/list") this.toolMarks.heard(response);
     return { ...response, id: request.id };
   }
