@@ -219,7 +219,7 @@ Deno.test("github login with a GitHub App's expiring tokens: past groupsMaxAge t
     `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
-  alpha: { transport: stdio, command: deno, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
   groupsMaxAge: 10m
   idp:
