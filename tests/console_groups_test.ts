@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { testClock } from "./fixtures/clock.ts";
+import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 import { listenForGateway } from "./fixtures/gateway.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
@@ -27,6 +28,7 @@ servers:
   files:
     transport: stdio
     command: deno
+    env: { ${DENO_DIR_YAML} }
     args: [run, "does-not-run.ts"]
 oauth:
   groupsMaxAge: 10m
