@@ -189,7 +189,7 @@ ${stdioExample("react", EXAMPLES.react)}${stdioExample("vue", EXAMPLES.vue)}  ap
     transport: aggregate
     servers: [react, vue]
     serviceAuths: [{ type: bearer, tokens: ["${TOKEN}"] }]
-    tools: { deny: ["vue.get-time"] }
+    tools: { allow: ["react.*"] }
 `);
   try {
     const client = await v1Client(gw, "apps", { extensions: UI });

@@ -35,9 +35,18 @@ export function toolGateFor(
   return {
     allows(name) {
       if (aggregate && name.length >= MAX_TOOL_NAME_LENGTH) return true;
+      const member = members.find((part) => name.startsWith(part.prefix));
+      if (aggregate && !member) {
+        // A member's own name, as an App (MCP Apps) calls its server's tools: allowed when one
+        // member's tool of that name may be used; the aggregate routes it only to such a tool.
+        return members.some((part) =>
+          (!own?.filtersTools || own.mayUseTool(caller, `${part.prefix}${name}`)) &&
+          (!part.policy ||
+            (part.policy.admits(caller) && part.policy.mayUseTool(caller, name)))
+        );
+      }
       if (own?.filtersTools && !own.mayUseTool(caller, name)) return false;
       if (!filtering) return true;
-      const member = members.find((part) => name.startsWith(part.prefix));
       if (!member?.policy) return true;
       return member.policy.admits(caller) &&
         member.policy.mayUseTool(caller, name.slice(member.prefix.length));

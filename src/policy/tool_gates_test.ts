@@ -54,3 +54,18 @@ Deno.test("toolGateFor() refuses every tool of an aggregate member whose access 
   );
   assert.equal(toolGateFor(policies, all, { groups: ["finance"] }), undefined);
 });
+
+Deno.test("toolGateFor() judges an aggregate tool called by its member's own name (an App's call) as that member's tool", () => {
+  const only = (members: string[], tools: ServerConfig["tools"]) => {
+    const all = { ...aggregate(members), tools } as ServerConfig;
+    return toolGateFor(compilePolicies([server("react"), server("vue"), all]), all, {})!;
+  };
+  // The aggregate's patterns name member.tool: an App's "get-time" is react.get-time or vue's.
+  const reactOnly = only(["react", "vue"], { allow: ["react.*"], deny: [], rules: [] });
+  assert.deepEqual(
+    ["get-time", "react.get-time", "vue.get-time"].map((name) => reactOnly.allows(name)),
+    [true, true, false],
+  );
+  const denied = only(["react"], { deny: ["react.get-time"], rules: [] });
+  assert.deepEqual(["get-time", "react.other"].map((name) => denied.allows(name)), [false, true]);
+});
