@@ -16,6 +16,8 @@ export const TICK_MS = 2_000;
 export const STREAM_LIFE_MS = 5 * 60_000;
 /** Events sent in one tick at most: a burst is summed up by the page's next load. */
 const EVENTS_PER_TICK = 20;
+/** Messages a page may leave unread (about half a minute of ticks) before its stream ends. */
+const MAX_UNREAD = 32;
 
 /** The figures a page shows, by their `data-live` names. */
 export function liveFigures(sources: ConsoleSources, now: number): Record<string, string> {
@@ -81,6 +83,15 @@ export class LiveStreams {
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         const send = (event: string, data: unknown) => {
+          // A page that stopped reading (hidden, stalled, or never meaning to) is let go, and
+          // what waited for it with it, rather than queued for until the stream's life ends.
+          if ((controller.desiredSize ?? 0) < -MAX_UNREAD) {
+            release();
+            try {
+              controller.error(new Error("the page stopped reading its live view"));
+            } catch { /* already ended */ }
+            return;
+          }
           try {
             controller.enqueue(
               encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
