@@ -83,7 +83,7 @@ export class StorageMonitor {
     this.#unsaid++;
     if (now - this.#lastWord < 1_000) return;
     this.#lastWord = now;
-    this.events.down({ error: error.message, failures: this.#unsaid });
+    this.events.down({ error: error.detail, failures: this.#unsaid });
     this.#unsaid = 0;
   }
 }

@@ -283,9 +283,9 @@ export class PostgresStore implements Store {
     } catch (error) {
       if (error instanceof StorageUnavailableError) throw error;
       if (isUnavailable(error)) {
-        throw new StorageUnavailableError(
-          `storage unavailable: ${describeFailure(error, this.storage)}`,
-        );
+        throw new StorageUnavailableError("the gateway's storage cannot be reached now", {
+          detail: `storage unavailable: ${describeFailure(error, this.storage)}`,
+        });
       }
       throw error;
     } finally {

@@ -70,7 +70,13 @@ export interface Store {
 export class StorageUnavailableError extends GatehouseError<"storage_unavailable"> {
   /** Seconds a client should wait before trying again. */
   readonly retryAfter = 5;
-  constructor(message: string, options?: ErrorOptions) {
+  /**
+   * Why and where, for the operator's log: the engine's code and the database as showStorage
+   * shows it. The message may reach a client (a call that needed storage), so it holds neither.
+   */
+  readonly detail: string;
+  constructor(message: string, options?: ErrorOptions & { detail?: string }) {
     super("storage_unavailable", message, options);
+    this.detail = options?.detail ?? message;
   }
 }
