@@ -4,6 +4,7 @@
  * it, and `jose` verifying the assertions against the gateway's JWKS as a backend would.
  */
 import assert from "node:assert/strict";
+import http from "node:http";
 import * as jose from "jose";
 import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { startIdp, type TestIdp } from "./fixtures/idp.ts";
@@ -38,6 +39,10 @@ interface Setup {
 async function withGateway(test: (s: Setup) => Promise<void>) {
   const backend = await startIdentityBackend();
   const sse = await startIdentitySseBackend();
+  // A Node backend as Node serves by default: 16 kB of request headers at most, else 431.
+  const node = http.createServer((_req, res) => res.writeHead(404).end());
+  await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
+  const nodeUrl = `http://127.0.0.1:${(node.address() as { port: number }).port}/mcp`;
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`]);
   let gw: TestGateway | undefined;
@@ -49,6 +54,11 @@ servers:
   crm:
     transport: streamable-http
     url: ${backend.url}
+    identity: { headers: true, assertion: true }
+  nodeapp:
+    transport: streamable-http
+    url: ${nodeUrl}
+    protocol: "2025-11-25"
     identity: { headers: true, assertion: true }
   desk:
     transport: streamable-http
@@ -103,6 +113,8 @@ ${
     await idp.close();
     await backend.close();
     await sse.close();
+    node.closeAllConnections();
+    await new Promise((resolve) => node.close(resolve));
   }
 }
 
@@ -121,6 +133,7 @@ async function signIn(
   const client = await registerClient(s.gw.url);
   const resources = [
     "crm",
+    "nodeapp",
     "desk",
     "plain",
     "combo",
@@ -482,5 +495,15 @@ Deno.test("{{user.email}} and {{user.id}} in headers: reach the backend header-s
       assert.equal(told["x-gatehouse-who"], "oidc:li%0D%0Ax-gatehouse-user:%20mallory");
       assert.equal(told["x-gatehouse-user"], undefined);
     }
+  });
+});
+
+Deno.test("a backend that refuses the identity headers as too large (many groups) is named so, with its status", async () => {
+  await withGateway(async (s) => {
+    const groups = Array.from({ length: 200 }, (_, i) => `0f8fad5b-d9cb-469f-a165-70867728${i}`);
+    const person = await signIn(s, "alice@example.com", groups);
+    const client = await connectClient(s.gw.url, "nodeapp", "streamable", person.token)
+      .then(() => undefined, (error: Error) => error);
+    assert.match(String(client), /HTTP 431 Request Header Fields Too Large/);
   });
 });

@@ -211,13 +211,17 @@ export class LegacyHttp implements Transport {
     return response;
   }
 
-  /** A refusal as the SDK worded it: the backend's own words (JSON-RPC, often) after `what`. */
+  /**
+   * A refusal as the SDK worded it: the backend's own words (JSON-RPC, often) after `what`; its
+   * status when it said nothing (a server refusing the request's headers as too large, 431).
+   */
   async #refusal(response: Response, what: string, words?: string): Promise<StreamableHTTPError> {
     const redirect = unfollowedRedirect(response, this.#options.url);
     if (redirect) await discard(response);
     const text = redirect ?? words ??
       await readWhole(response, this.#options).catch(() => null);
-    return new StreamableHTTPError(response.status, `${what}: ${text}`);
+    const said = text || `HTTP ${response.status} ${response.statusText}`.trimEnd();
+    return new StreamableHTTPError(response.status, `${what}: ${said}`);
   }
 
   /** The GET stream, resuming after `lastEventId`: the answer when it is open, else a refusal. */
