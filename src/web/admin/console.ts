@@ -161,6 +161,9 @@ export class OperatorConsole {
    * when a sign-in of up to 12 hours ends. A person the provider no longer knows keeps nothing.
    */
   async #current(identity: Identity): Promise<Identity> {
+    // The console's own sign-in (admin.listen) keeps no provider tokens to ask with, and says
+    // nothing of when groups were read: its console session (idle timeout, 12 h) bounds it.
+    if (identity.describedAt === undefined) return identity;
     const current = await this.deps.currentIdentity?.(identity);
     if (!current) return identity;
     return current.ok ? current.identity : { subject: identity.subject };
