@@ -3,6 +3,7 @@
  * among those sharing it.
  */
 import { isPostgresUrl, showStorage } from "../core/storage_url.ts";
+import type { Secret } from "../core/secret.ts";
 import { Checker, describe } from "./checker.ts";
 import type { StorageOptions } from "./types.ts";
 
@@ -57,6 +58,20 @@ function checkPostgresUrl(c: Checker, value: string): void {
       "put it in the URL's user part (postgres://USER:PASSWORD@HOST/DB), from ${PGPASSWORD}",
     );
   }
+}
+
+/**
+ * Without `secret:` the gateway generates its master secret and keeps it in storage. In a
+ * shared database that is the key to every token and sealed credential, in clear, readable by
+ * whoever reads the database or a backup of it: said at check and at start.
+ */
+export function warnSecretInDatabase(c: Checker, storage: string, secret: Secret | undefined) {
+  if (secret !== undefined || !isPostgresUrl(storage)) return;
+  c.warn(
+    ["secret"],
+    "is not set: the master secret would be generated and kept in the database in clear, beside the tokens and credentials it seals",
+    "set secret: ${GATEHOUSE_SECRET} (openssl rand -base64 48), the same on every replica",
+  );
 }
 
 /** storagePool, storageTimeout, storageCaFile: how a PostgreSQL storage is reached. */

@@ -16,7 +16,12 @@ import { parseAudit, parseLogLevel, parseMetrics } from "./observability.ts";
 import { parseRateLimits } from "./rate_limits.ts";
 import type { Substitution } from "./server_backends.ts";
 import { parseServers } from "./servers.ts";
-import { parseReplicaId, parseStorage, parseStorageOptions } from "./storage.ts";
+import {
+  parseReplicaId,
+  parseStorage,
+  parseStorageOptions,
+  warnSecretInDatabase,
+} from "./storage.ts";
 import { parseTls } from "./tls.ts";
 import { parseTrustedProxies, warnWithoutTrustedProxies } from "./trusted_proxies.ts";
 import type { ResolvedConfig, ServerConfig } from "./types.ts";
@@ -67,6 +72,7 @@ export function validateConfig(
   const baseUrl = parseBaseUrl(c, raw.baseUrl, listen);
   const storage = parseStorage(c, raw.storage);
   const secret = parseSecret(c, raw.secret);
+  warnSecretInDatabase(c, storage, secret);
   const logLevel = parseLogLevel(c, raw.logLevel);
   const previousSecrets = parsePreviousSecrets(c, raw.previousSecrets);
   const oauth = parseOAuth(c, raw.oauth);
