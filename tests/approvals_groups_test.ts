@@ -92,9 +92,12 @@ oauth:
     assert.equal(decided.status, 404, `Bob may no longer decide: ${said.slice(0, 300)}`);
     const record = await new ApprovalRecords(store, clock).get(held!.data!.approval!);
     assert.equal(record?.status, "pending", "nothing was decided");
+    const asked = idp.grants.refresh_token;
+    assert.equal(asked, 1, "the provider was asked once");
     const again = await bob.request(url);
     assert.equal(again.status, 404, "nor see the call's arguments");
     await again.body?.cancel();
+    assert.equal(idp.grants.refresh_token, asked, "the groups read are kept with the sign-in");
   } finally {
     await client.close();
     await gw.close();

@@ -63,6 +63,20 @@ export class SsoSessions {
     return { id, ...record };
   }
 
+  /** Keeps `identity` as the session's person, read again from the provider (groupsMaxAge). */
+  async describe(session: SsoSession, identity: Identity): Promise<void> {
+    const record: SsoRecord = {
+      identity,
+      createdAt: session.createdAt,
+      expiresAt: session.expiresAt,
+    };
+    await this.options.store.set(
+      KEYS.ssoSession(await sha256Base64Url(session.id)),
+      record,
+      record.expiresAt,
+    );
+  }
+
   /** Ends the session server-side; returns the Set-Cookie header that clears it. */
   async end(session: SsoSession): Promise<string> {
     await this.options.store.delete(KEYS.ssoSession(await sha256Base64Url(session.id)));

@@ -176,7 +176,12 @@ export class ApprovalFlow {
   async #identity(session: SsoSession): Promise<Identity> {
     const current = await this.deps.currentIdentity?.(session.identity);
     if (!current) return session.identity;
-    return current.ok ? current.identity : { subject: session.identity.subject };
+    if (!current.ok) return { subject: session.identity.subject };
+    // Kept, so the provider is asked again only once these groups are old in their turn.
+    if (current.identity !== session.identity) {
+      await this.deps.sso.describe(session, current.identity);
+    }
+    return current.identity;
   }
 
   /** The caller and whoever may decide see the page; others learn nothing, not even that it exists. */
