@@ -507,3 +507,50 @@ Deno.test("a backend that refuses the identity headers as too large (many groups
     assert.match(String(client), /HTTP 431 Request Header Fields Too Large/);
   });
 });
+
+Deno.test("a 2025 session is not continued with a token whose groups differ from those it was opened with: its backend would go on being told the old ones", async () => {
+  await withGateway(async (s) => {
+    const post = async (person: Person, message: unknown, session?: string) =>
+      await fetch(`${s.gw.url}/crm/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${person.token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(session && { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }),
+        },
+        body: JSON.stringify(message),
+      });
+    const editor = await signIn(s, "alice@example.com", ["editors"]);
+    const init = await post(editor, {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    });
+    const session = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    await (await post(editor, { jsonrpc: "2.0", method: "notifications/initialized" }, session))
+      .body?.cancel();
+    // Taken out of editors: her next sign-in's token no longer continues the editor's session.
+    const after = await signIn(s, "alice@example.com", []);
+    const call = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "whoami", arguments: {} },
+    };
+    const stale = await post(after, call, session);
+    await stale.body?.cancel();
+    assert.equal(stale.status, 404, "the session is unknown to a token with other groups");
+    assert.equal((await call2025(s, after, "crm"))["x-gatehouse-groups"], "");
+    // The token it was opened with still continues it.
+    const same = await post(editor, call, session);
+    assert.equal(same.status, 200);
+    await same.body?.cancel();
+  });
+});

@@ -19,3 +19,13 @@ export interface Principal {
   /** The grant (token family) the access token belongs to, for revocation. */
   grantId?: string;
 }
+
+/**
+ * Whether two principals of one person state the same of them: their email and groups (those
+ * rules name and all). A session opened with one is judged by its groups and tells its backend
+ * who calls (identity headers, the assertion, `{{user.*}}`): it is not continued with the other.
+ */
+export function statesTheSame(a: Principal, b: Principal): boolean {
+  return JSON.stringify([a.email, a.groups, a.allGroups]) ===
+    JSON.stringify([b.email, b.groups, b.allGroups]);
+}

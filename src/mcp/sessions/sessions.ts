@@ -9,7 +9,7 @@ import type { ServerConfig } from "../../config/types.ts";
 import type { Timer } from "../../core/clock.ts";
 import type { Deadlines } from "../../core/deadlines.ts";
 import type { SessionId } from "../../core/ids.ts";
-import type { Principal } from "../../core/principal.ts";
+import { type Principal, statesTheSame } from "../../core/principal.ts";
 import { randomHex } from "../../crypto/random.ts";
 import type { Backend } from "../backends/connect.ts";
 import { ProcessLimitError } from "../backends/process_pool.ts";
@@ -133,6 +133,9 @@ export class SessionRegistry {
     if (session.server.name !== server.name || session.principal.id !== principal.id) {
       return undefined;
     }
+    // A token stating other groups (or email) than the session was opened with: the person's
+    // sign-in changed; a session of the new one is asked for rather than the old one told on.
+    if (!statesTheSame(session.principal, principal)) return undefined;
     return session;
   }
 

@@ -15,7 +15,7 @@
  */
 import type { Clock } from "../../core/clock.ts";
 import type { SessionId } from "../../core/ids.ts";
-import type { Principal } from "../../core/principal.ts";
+import { type Principal, statesTheSame } from "../../core/principal.ts";
 import type { ServerConfig } from "../../config/types.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ResumeBackend } from "../backends/connect.ts";
@@ -159,7 +159,7 @@ class ReplicaSessions implements SharedSessions {
     });
     if (
       !record || record.server !== server.name || record.principal.id !== principal.id ||
-      record.expiresAt <= this.host.clock.now()
+      !statesTheSame(record.principal, principal) || record.expiresAt <= this.host.clock.now()
     ) return undefined;
     const session = await this.host.continue(id, server, principal, continuation(record));
     if (!session) return undefined;
