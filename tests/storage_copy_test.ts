@@ -137,6 +137,7 @@ ${idpSection(idp)}
     const again = await copy(kvPath, url);
     assert.equal(again.code, 3);
     assert.match(again.out, /is not empty/);
+    assert.match(again.out, /interrupted copy, empty it \(DROP TABLE gatehouse_records, /);
     assert.ok(!again.out.includes(password), again.out);
     const missing = await copy(`${dir}/nothing-here.kv`, url);
     assert.equal(missing.code, 3);

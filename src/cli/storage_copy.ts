@@ -73,9 +73,14 @@ export async function runStorageCommand(args: string[], deps: StorageCommandDeps
     const source = await open(deps, from, stores);
     const target = await open(deps, to, stores);
     if ((await target.list([], 1)).length > 0) {
+      // A copy cut short leaves a part behind: say how to start again from empty.
+      const emptyIt = isPostgresUrl(to)
+        ? "DROP TABLE gatehouse_records, gatehouse_leases, gatehouse_schema"
+        : "delete the file with its -wal and -shm files";
       deps.err(
         `gatehouse storage copy: ${showStorage(to)} is not empty; copy into an empty database ` +
-          "(two installations' records must not mix)",
+          `(two installations' records must not mix). If it holds only an interrupted copy, ` +
+          `empty it (${emptyIt}) and copy again`,
       );
       return 3;
     }
