@@ -300,3 +300,19 @@ Deno.test("kind: exchange: a tool call and a token refresh that both need the pe
     bearerOf(await whoami(s, again.json.access_token));
   }, { rotateRefreshTokens: true });
 });
+
+Deno.test("kind: exchange: an IdP refusal that echoes the person's own token, or runs long, reaches neither the person nor the logs as sent", async () => {
+  await withExchange(async (s) => {
+    s.policy.refused.add("alice-example-com");
+    s.policy.refusal = (params) =>
+      `subject_token ${params.subject_token} is refused ${"!".repeat(5000)}`;
+    const alice = await signIn(s, "alice@example.com");
+    const refused = await whoami(s, alice);
+    const subjectToken = s.policy.last!.subject_token!;
+    const message = refused.body.error.message as string;
+    assert.match(message, /gave no Ledger token for you \(.*invalid_target/);
+    assert.ok(!message.includes(subjectToken), message);
+    assert.ok(message.length < 1000, `${message.length} characters`);
+    assert.ok(!s.gw.logs.join("\n").includes(subjectToken), "the IdP token is in the logs");
+  });
+});

@@ -12,7 +12,7 @@ import { accessTokenLive, type IdpTokens } from "../core/idp_tokens.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
 import { withTimeout } from "../core/timeout_signal.ts";
 import { boundGroups, readGroupsClaim } from "./groups.ts";
-import { exchangeAtProvider } from "./token_exchange.ts";
+import { exchangeAtProvider, providerWords } from "./token_exchange.ts";
 import {
   type ExchangedToken,
   type ExchangeRequest,
@@ -361,8 +361,8 @@ export function askError(error: unknown, what: string): IdpError {
   if (error instanceof oauth.ResponseBodyError) {
     return new IdpError(
       error.error === "invalid_grant" ? "revoked" : "provider_error",
-      `${what} was a refusal: ${error.error}${
-        error.error_description ? ` (${error.error_description})` : ""
+      `${what} was a refusal: ${providerWords(error.error)}${
+        error.error_description ? ` (${providerWords(error.error_description)})` : ""
       }`,
     );
   }

@@ -51,18 +51,32 @@ export async function exchangeAtProvider(
       ...(typeof result.expires_in === "number" && { expiresIn: result.expires_in }),
     };
   } catch (error) {
-    throw exchangeError(error);
+    throw exchangeError(error, subjectToken);
   }
 }
 
+/** What a provider's error_description may grow to in a person's error and the logs. */
+const DESCRIPTION_LIMIT = 200;
+
+/**
+ * A provider's own words, fit to pass on: bounded, and without `secret` (the person's token it
+ * was sent, which a careless provider may echo) should they hold it.
+ */
+export function providerWords(text: string, secret?: string): string {
+  const masked = secret ? text.replaceAll(secret, "[their token]") : text;
+  return masked.length > DESCRIPTION_LIMIT
+    ? `${masked.slice(0, DESCRIPTION_LIMIT).trimEnd()}…`
+    : masked;
+}
+
 /** A failed exchange as the person's case: refused, unreachable, or not understood. */
-export function exchangeError(error: unknown): IdpError {
-  const message = (error as Error).message;
+export function exchangeError(error: unknown, subjectToken?: string): IdpError {
+  const message = providerWords((error as Error).message, subjectToken);
   if (error instanceof oauth.ResponseBodyError && error.status < 500) {
     return new IdpError(
       "refused",
-      `the identity provider refused the token exchange: ${error.error}${
-        error.error_description ? ` (${error.error_description})` : ""
+      `the identity provider refused the token exchange: ${providerWords(error.error)}${
+        error.error_description ? ` (${providerWords(error.error_description, subjectToken)})` : ""
       }`,
     );
   }
