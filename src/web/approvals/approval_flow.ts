@@ -90,6 +90,9 @@ export class ApprovalFlow {
 
   /** GET /approvals/{id} */
   async page(request: Request, id: string): Promise<Response> {
+    // Checked before it goes anywhere (the sign-in's return path above all): an id is what
+    // approval_records.ts makes, 32 random bytes in base64url, and nothing else names one.
+    if (!APPROVAL_ID.test(id)) return await unknown();
     const session = await this.deps.sso.fromRequest(request);
     if (!session) return await this.deps.loginFlow.signIn(`${this.#basePath}/approvals/${id}`);
     const record = await this.deps.records.get(id);
@@ -107,6 +110,7 @@ export class ApprovalFlow {
 
   /** POST /approvals/{id}: csrf, decision (approve | deny). */
   async decide(request: Request, id: string, form: URLSearchParams): Promise<Response> {
+    if (!APPROVAL_ID.test(id)) return await unknown();
     if (!this.#sameOrigin(request)) {
       return await errorPage(
         403,
@@ -211,6 +215,9 @@ export class ApprovalFlow {
     } as Parameters<typeof approvalPage>[2];
   }
 }
+
+/** The shape of every approval id (randomBase64Url(32) in mcp/approvals/approval_records.ts). */
+const APPROVAL_ID = /^[A-Za-z0-9_-]{43}$/;
 
 async function unknown(): Promise<Response> {
   return await errorPage(
