@@ -21,11 +21,24 @@ export interface Principal {
 }
 
 /**
- * Whether two principals of one person state the same of them: their email and groups (those
- * rules name and all). A session opened with one is judged by its groups and tells its backend
- * who calls (identity headers, the assertion, `{{user.*}}`): it is not continued with the other.
+ * What a principal states of the person besides who they are: their email and groups (those
+ * rules name and all), as one text. The groups' order is not part of it: a provider may list
+ * them in another order at each refresh, and nothing changed for the person.
+ */
+export function statedOf(principal: Principal): string {
+  const sorted = (names: readonly string[] | undefined) => names && [...names].sort();
+  return JSON.stringify([
+    principal.email,
+    sorted(principal.groups),
+    sorted(principal.allGroups),
+  ]);
+}
+
+/**
+ * Whether two principals of one person state the same of them. A session opened with one is
+ * judged by its groups and tells its backend who calls (identity headers, the assertion,
+ * `{{user.*}}`): it is not continued with the other.
  */
 export function statesTheSame(a: Principal, b: Principal): boolean {
-  return JSON.stringify([a.email, a.groups, a.allGroups]) ===
-    JSON.stringify([b.email, b.groups, b.allGroups]);
+  return statedOf(a) === statedOf(b);
 }

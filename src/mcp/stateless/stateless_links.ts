@@ -10,7 +10,7 @@
  */
 import type { ServerConfig } from "../../config/types.ts";
 import type { Clock } from "../../core/clock.ts";
-import type { Principal } from "../../core/principal.ts";
+import { type Principal, statedOf } from "../../core/principal.ts";
 import type { JSONRPCMessage } from "../../sdk.ts";
 import { VERSION } from "../../version.ts";
 import { type RpcNotification, type RpcRequest, type RpcResponse } from "../protocol/jsonrpc.ts";
@@ -351,8 +351,7 @@ function personAndServer(
   // All of them, not only those rules name, and the email: its backend was told them
   // (`{{user.groups}}`, `{{user.email}}`, the identity headers and assertion), and a link kept
   // with groups the person lost, or an email they no longer have, still says so.
-  const told = JSON.stringify([principal.groups, principal.allGroups, principal.email]);
-  const key = `${principal.id}\n${server.name}\n${told}`;
+  const key = `${principal.id}\n${server.name}\n${statedOf(principal)}`;
   // A backend told who calls (`identity:`) is told the client too: each client its own link.
   return perClient(server) ? `${key}\n\0client\n${principal.clientId ?? ""}` : key;
 }
