@@ -43,6 +43,11 @@ async function withGateway(test: (s: Setup) => Promise<void>) {
   const node = http.createServer((_req, res) => res.writeHead(404).end());
   await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
   const nodeUrl = `http://127.0.0.1:${(node.address() as { port: number }).port}/mcp`;
+  // A backend that sends every request on to another origin (the identity backend's).
+  const hop = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response(null, { status: 307, headers: { location: backend.url } }),
+  );
   const socket = await listenForGateway();
   const idp = await startIdp([`${socket.url}/oauth/callback`]);
   let gw: TestGateway | undefined;
@@ -54,6 +59,15 @@ servers:
   crm:
     transport: streamable-http
     url: ${backend.url}
+    identity: { headers: true, assertion: true }
+  hop:
+    transport: streamable-http
+    url: http://127.0.0.1:${hop.addr.port}/mcp
+    identity: { headers: true, assertion: true }
+  hop26:
+    transport: streamable-http
+    url: http://127.0.0.1:${hop.addr.port}/mcp
+    protocol: "2026-07-28"
     identity: { headers: true, assertion: true }
   nodeapp:
     transport: streamable-http
@@ -113,6 +127,7 @@ ${
     await idp.close();
     await backend.close();
     await sse.close();
+    await hop.shutdown();
     node.closeAllConnections();
     await new Promise((resolve) => node.close(resolve));
   }
@@ -133,6 +148,8 @@ async function signIn(
   const client = await registerClient(s.gw.url);
   const resources = [
     "crm",
+    "hop",
+    "hop26",
     "nodeapp",
     "desk",
     "plain",
@@ -552,5 +569,23 @@ Deno.test("a 2025 session is not continued with a token whose groups differ from
     const same = await post(editor, call, session);
     assert.equal(same.status, 200);
     await same.body?.cancel();
+  });
+});
+
+Deno.test("a backend redirecting to another origin is not followed there, in either revision: the person's identity stays with the backend it is for", async () => {
+  await withGateway(async (s) => {
+    const alice = await signIn(s, "alice@example.com", ["eng"]);
+    await assert.rejects(
+      call2026(s, alice, "hop"),
+      /redirects to .* which the gateway does not follow/,
+    );
+    await assert.rejects(call2025(s, alice, "hop"), /initialize answered 502/);
+    await assert.rejects(call2026(s, alice, "hop26"), /answered HTTP 307/);
+    const auds = [`${s.gw.url}/hop`, `${s.gw.url}/hop26`];
+    const leaked = s.backend.seen.filter((seen) => {
+      const assertion = seen.headers["x-gatehouse-assertion"];
+      return assertion !== undefined && auds.includes(jose.decodeJwt(assertion).aud as string);
+    });
+    assert.deepEqual(leaked, [], "hop's assertion reached another origin");
   });
 });
