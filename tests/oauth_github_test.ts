@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { REDIRECT_URI } from "./fixtures/oauth_client.ts";
 import { startFakeGithub } from "./fixtures/fake_github.ts";
-import { startGateway } from "./fixtures/gateway.ts";
+import { type GatewayOptions, startGateway, type TestGateway } from "./fixtures/gateway.ts";
 import {
   authorizeParams,
   exchangeCode,
@@ -17,9 +17,12 @@ import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
-Deno.test("github login: an org member gets a token; outsiders and unverified addresses do not", async () => {
-  const github = await startFakeGithub();
-  const gw = await startGateway(`
+type FakeGithub = Awaited<ReturnType<typeof startFakeGithub>>;
+
+/** A gateway whose company login is the fake GitHub; `oauth` adds lines under `oauth:`. */
+function githubGateway(github: FakeGithub, oauth: string, options: GatewayOptions = {}) {
+  return startGateway(
+    `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
@@ -30,26 +33,52 @@ oauth:
     clientSecret: ${github.clientSecret}
     githubUrl: ${github.url}
     githubApiUrl: ${github.url}/api
-  allow: { orgs: [acme], domains: [example.com] }
-`);
+${oauth}
+`,
+    {},
+    options,
+  );
+}
+
+/** The person's sign-in through the browser, to the gateway's tokens. */
+async function signIn(gw: TestGateway, clientId: string) {
+  const code = (await obtainCode(new UserAgent(), gw.url, clientId, `${gw.url}/alpha`))
+    .get("code")!;
+  return (await exchangeCode(gw.url, clientId, code)).json;
+}
+
+/** A sign-in the gateway refuses: 403 with a page matching `message`. */
+async function assertRefused(gw: TestGateway, clientId: string, message: RegExp) {
+  const params = await authorizeParams(clientId, {}, `${gw.url}/alpha`);
+  const stop = await new UserAgent().follow(
+    `${gw.url}/authorize?${params}`,
+    (u) => u.href.startsWith(REDIRECT_URI),
+  );
+  assert.equal(stop.response.status, 403);
+  assert.match(stop.body, message);
+}
+
+function refresh(gw: TestGateway, clientId: string, refreshToken: string) {
+  return token(gw.url, {
+    grant_type: "refresh_token",
+    client_id: clientId,
+    refresh_token: refreshToken,
+  });
+}
+
+Deno.test("github login: an org member gets a token; outsiders and unverified addresses do not", async () => {
+  const github = await startFakeGithub();
+  const gw = await githubGateway(github, "  allow: { orgs: [acme], domains: [example.com] }");
   try {
     const client = await registerClient(gw.url);
-    const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
-      .get("code")!;
-    const tokens = (await exchangeCode(gw.url, client.client_id, code)).json;
+    const tokens = await signIn(gw, client.client_id);
     const claims = jwtClaims(tokens.access_token);
     assert.equal(claims.sub, "github:4242");
     assert.equal(claims.email, "octo@users.noreply.example");
 
     const refusedFor = async (user: typeof github.user, message: RegExp) => {
       github.user = user;
-      const params = await authorizeParams(client.client_id, {}, `${gw.url}/alpha`);
-      const stop = await new UserAgent().follow(
-        `${gw.url}/authorize?${params}`,
-        (u) => u.href.startsWith(REDIRECT_URI),
-      );
-      assert.equal(stop.response.status, 403);
-      assert.match(stop.body, message);
+      await assertRefused(gw, client.client_id, message);
     };
     await refusedFor(
       {
@@ -91,27 +120,11 @@ oauth:
 
 Deno.test("github login: organisations and teams become groups, read across pages, in the token and in allow.groups", async () => {
   const github = await startFakeGithub();
-  const gw = await startGateway(`
-baseUrl: http://127.0.0.1:{{PORT}}
-servers:
-  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
-oauth:
-  idp:
-    provider: github
-    clientId: ${github.clientId}
-    clientSecret: ${github.clientSecret}
-    githubUrl: ${github.url}
-    githubApiUrl: ${github.url}/api
-  allow: { groups: [Acme/Platform, acme] }
-`);
+  const gw = await githubGateway(github, "  allow: { groups: [Acme/Platform, acme] }");
   try {
     const client = await registerClient(gw.url);
-    const groupsInToken = async () => {
-      const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
-        .get("code")!;
-      return jwtClaims((await exchangeCode(gw.url, client.client_id, code)).json.access_token)
-        .groups;
-    };
+    const groupsInToken = async () =>
+      jwtClaims((await signIn(gw, client.client_id)).access_token).groups;
     // 130 teams: GitHub serves at most 100 a page, so "platform" is on the second.
     const teams = Array.from({ length: 129 }, (_, i) => ({ org: "Acme", slug: `team-${i}` }));
     github.user = {
@@ -136,13 +149,7 @@ oauth:
     );
 
     github.user = { ...github.user, orgs: ["zeta"], teamsStatus: undefined, teams: teams };
-    const params = await authorizeParams(client.client_id, {}, `${gw.url}/alpha`);
-    const stop = await new UserAgent().follow(
-      `${gw.url}/authorize?${params}`,
-      (u) => u.href.startsWith(REDIRECT_URI),
-    );
-    assert.equal(stop.response.status, 403);
-    assert.match(stop.body, /builder@else\.example is not permitted/);
+    await assertRefused(gw, client.client_id, /builder@else\.example is not permitted/);
   } finally {
     await gw.close();
     await github.close();
@@ -152,57 +159,31 @@ oauth:
 Deno.test("github login: a refresh past groupsMaxAge reads the organisations again; out of the org, or the app revoked, the grant ends", async () => {
   const github = await startFakeGithub();
   const clock = testClock();
-  const gw = await startGateway(
-    `
-baseUrl: http://127.0.0.1:{{PORT}}
-servers:
-  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
-oauth:
-  groupsMaxAge: 10m
-  idp:
-    provider: github
-    clientId: ${github.clientId}
-    clientSecret: ${github.clientSecret}
-    githubUrl: ${github.url}
-    githubApiUrl: ${github.url}/api
-  allow: { orgs: [acme] }
-`,
-    {},
-    { clock },
-  );
-  const refresh = (clientId: string, refreshToken: string) =>
-    token(gw.url, {
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: refreshToken,
-    });
+  const gw = await githubGateway(github, "  allow: { orgs: [acme] }\n  groupsMaxAge: 10m", {
+    clock,
+  });
   try {
     const client = await registerClient(gw.url);
-    const signIn = async () => {
-      const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
-        .get("code")!;
-      return (await exchangeCode(gw.url, client.client_id, code)).json;
-    };
-    const first = await signIn();
+    const first = await signIn(gw, client.client_id);
     // Still in acme, in a new team too: the read after groupsMaxAge keeps the grant going.
     github.update(4242, { orgs: ["Acme"], teams: [{ org: "Acme", slug: "Ops" }] });
     clock.advance(11 * 60_000);
-    const kept = await refresh(client.client_id, first.refresh_token);
+    const kept = await refresh(gw, client.client_id, first.refresh_token);
     assert.equal(kept.status, 200, JSON.stringify(kept.json));
     // Out of acme at GitHub: the next read ends the grant (the access policy no longer admits).
     github.update(4242, { orgs: [], teams: [] });
     clock.advance(11 * 60_000);
-    const out = await refresh(client.client_id, kept.json.refresh_token);
+    const out = await refresh(gw, client.client_id, kept.json.refresh_token);
     assert.equal(out.status, 400);
     assert.equal(out.json.error, "invalid_grant");
     assert.match(out.json.error_description, /access was withdrawn/);
 
     // A new sign-in, then the person revokes the app at GitHub: GitHub answers 401.
     github.user = { ...github.user, orgs: ["Acme"] };
-    const second = await signIn();
+    const second = await signIn(gw, client.client_id);
     github.revokeTokens();
     clock.advance(11 * 60_000);
-    const revoked = await refresh(client.client_id, second.refresh_token);
+    const revoked = await refresh(gw, client.client_id, second.refresh_token);
     assert.equal(revoked.status, 400);
     assert.match(revoked.json.error_description, /identity provider no longer accepts/);
   } finally {
@@ -215,46 +196,23 @@ Deno.test("github login with a GitHub App's expiring tokens: past groupsMaxAge t
   const github = await startFakeGithub();
   github.expiringTokens = true;
   const clock = testClock();
-  const gw = await startGateway(
-    `
-baseUrl: http://127.0.0.1:{{PORT}}
-servers:
-  alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
-oauth:
-  groupsMaxAge: 10m
-  idp:
-    provider: github
-    clientId: ${github.clientId}
-    clientSecret: ${github.clientSecret}
-    githubUrl: ${github.url}
-    githubApiUrl: ${github.url}/api
-  allow: { orgs: [acme] }
-`,
-    {},
-    { clock },
-  );
-  const refresh = (clientId: string, refreshToken: string) =>
-    token(gw.url, {
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: refreshToken,
-    });
+  const gw = await githubGateway(github, "  allow: { orgs: [acme] }\n  groupsMaxAge: 10m", {
+    clock,
+  });
   try {
     const client = await registerClient(gw.url);
-    const code = (await obtainCode(new UserAgent(), gw.url, client.client_id, `${gw.url}/alpha`))
-      .get("code")!;
-    let tokens = (await exchangeCode(gw.url, client.client_id, code)).json;
+    let tokens = await signIn(gw, client.client_id);
     // GitHub's 8-hour token has expired: each read refreshes it, with the token rotated last time.
     for (const round of [1, 2]) {
       clock.advance(9 * 60 * 60_000);
-      const next = await refresh(client.client_id, tokens.refresh_token);
+      const next = await refresh(gw, client.client_id, tokens.refresh_token);
       assert.equal(next.status, 200, JSON.stringify(next.json));
       assert.equal(github.refreshes, round);
       tokens = next.json;
     }
     github.revokeTokens();
     clock.advance(9 * 60 * 60_000);
-    const refused = await refresh(client.client_id, tokens.refresh_token);
+    const refused = await refresh(gw, client.client_id, tokens.refresh_token);
     assert.equal(refused.status, 400);
     assert.match(refused.json.error_description, /identity provider no longer accepts/);
   } finally {
