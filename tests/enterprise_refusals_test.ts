@@ -6,72 +6,23 @@
  */
 import assert from "node:assert/strict";
 import * as jose from "jose";
-import { IdJagKeys, type IdJagPolicy } from "./fixtures/idp_id_jag.ts";
+import { IdJagKeys } from "./fixtures/idp_id_jag.ts";
 import { type OAuthSetup, startOAuthGateway } from "./fixtures/oauth_gateway.ts";
+import {
+  claimsFor,
+  GW_CLIENT,
+  GW_SECRET,
+  JWT_BEARER,
+  present,
+  startJwtBearerGateway,
+} from "./fixtures/jwt_bearer_gateway.ts";
 import { jwtClaims } from "./fixtures/oauth_raw.ts";
 import { waitUntil } from "./fixtures/waits.ts";
 import { type TestClock, testClock } from "./fixtures/clock.ts";
 
-const GW_CLIENT = "chat-gw";
-const GW_SECRET = "chat-gateway-secret-0123456789abcdef0123";
-const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-const BASIC = `Basic ${btoa(`${GW_CLIENT}:${GW_SECRET}`)}`;
-
 async function start(): Promise<{ setup: OAuthSetup; keys: IdJagKeys; clock: TestClock }> {
   const clock = testClock();
-  const keys = await IdJagKeys.create();
-  const policy: IdJagPolicy = { clients: { "chat-app": GW_CLIENT }, lifetime: 300, issued: 0 };
-  const setup = await startOAuthGateway(
-    `  idJag: true
-  clients:
-    - id: ${GW_CLIENT}
-      secret: ${GW_SECRET}
-rateLimits:
-  tokenFailuresPerAddress: 1000/min`,
-    "",
-    { clock },
-    { idJag: { keys, policy } },
-  );
-  return { setup, keys, clock };
-}
-
-/** What a well-behaved IdP would put in an ID-JAG for alice and alpha. */
-function claimsFor(setup: OAuthSetup, changes: Record<string, unknown> = {}): jose.JWTPayload {
-  const now = Math.floor(Date.now() / 1000);
-  const claims: Record<string, unknown> = {
-    iss: setup.idp.issuer,
-    sub: "alice-example-com",
-    aud: setup.url,
-    client_id: GW_CLIENT,
-    jti: crypto.randomUUID(),
-    iat: now,
-    exp: now + 300,
-    resource: `${setup.url}/alpha`,
-    scope: "mcp",
-    email: "alice@example.com",
-    email_verified: true,
-  };
-  for (const [name, value] of Object.entries(changes)) {
-    if (value === undefined) delete claims[name];
-    else claims[name] = value;
-  }
-  return claims;
-}
-
-async function present(
-  setup: OAuthSetup,
-  assertion: string | undefined,
-  extra: Record<string, string> = {},
-  authorization = BASIC,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const form = new URLSearchParams({ grant_type: JWT_BEARER, ...extra });
-  if (assertion !== undefined) form.set("assertion", assertion);
-  const response = await fetch(`${setup.url}/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", authorization },
-    body: form,
-  });
-  return { status: response.status, body: await response.json() };
+  return { ...(await startJwtBearerGateway(clock)), clock };
 }
 
 function unsigned(header: Record<string, unknown>, claims: jose.JWTPayload): string {
