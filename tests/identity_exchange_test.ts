@@ -27,11 +27,13 @@ interface Setup {
   store: Store;
   /** The configuration the gateway started with (to reload it changed). */
   yaml: string;
+  /** A second replica on the same store and public URL, when asked for. */
+  replica?: TestGateway;
 }
 
 async function withExchange(
   test: (s: Setup) => Promise<void>,
-  options: { audiences?: string[]; rotateRefreshTokens?: boolean } = {},
+  options: { audiences?: string[]; rotateRefreshTokens?: boolean; replica?: boolean } = {},
 ) {
   const policy = await exchangePolicy(options.audiences ?? ["ledger-api"]);
   const socket = await listenForGateway();
@@ -44,6 +46,8 @@ async function withExchange(
   const clock = testClock();
   const store = await openKvStore(":memory:", { clock });
   let gw: TestGateway | undefined;
+  let replica: TestGateway | undefined;
+  const replicaSocket = options.replica ? await listenForGateway() : undefined;
   try {
     const yaml = `
 baseUrl: http://127.0.0.1:{{PORT}}
@@ -66,8 +70,16 @@ oauth:
 ${idpSection(idp)}
 `;
     gw = await socket.start(yaml, { IDP_SECRET: idp.clientSecret }, { clock, store });
-    await test({ gw, idp, policy, backend, clock, store, yaml });
+    // As behind a load balancer: the first's public URL, the same storage and clock.
+    replica = await replicaSocket?.start(
+      yaml.replaceAll("{{PORT}}", String(socket.port)),
+      { IDP_SECRET: idp.clientSecret },
+      { clock, store },
+    );
+    await test({ gw, idp, policy, backend, clock, store, yaml, replica });
   } finally {
+    if (replica) await replica.close();
+    else await replicaSocket?.close();
     if (gw) await gw.close();
     else await socket.close();
     await idp.close();
@@ -97,8 +109,14 @@ async function signInWithRefresh(s: Setup, email: string) {
 }
 
 /** A 2026-07-28 `whoami` on `server`: the HTTP status and the JSON-RPC answer. */
-async function whoami(s: Setup, token: string, server = "ledger", tool = "whoami") {
-  const response = await fetch(`${s.gw.url}/${server}/mcp`, {
+async function whoami(
+  s: Setup,
+  token: string,
+  server = "ledger",
+  tool = "whoami",
+  at = s.gw.url,
+) {
+  const response = await fetch(`${at}/${server}/mcp`, {
     method: "POST",
     headers: {
       authorization: `Bearer ${token}`,
@@ -246,6 +264,29 @@ Deno.test("kind: exchange: two backends needing the person's expired IdP token a
     bearerOf(await whoami(s, alice));
     assert.equal(s.idp.grants.refresh_token, 2);
   }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true });
+});
+
+Deno.test("kind: exchange on two replicas: both needing the person's expired IdP token at once refresh it one after the other, so an IdP that rotates refresh tokens keeps the sign-in", async () => {
+  await withExchange(async (s) => {
+    const alice = await signIn(s, "alice@example.com");
+    s.clock.advance(61 * 60_000);
+    // Each replica's exchange finds the IdP access token expired at the same instant; without
+    // a hold across replicas both present the same refresh token, and the IdP revokes the grant.
+    const [here, there] = await Promise.all([
+      whoami(s, alice),
+      whoami(s, alice, "vault", "whoami", s.replica!.url),
+    ]);
+    assert.equal(jose.decodeJwt(bearerOf(here)).aud, "ledger-api");
+    assert.equal(jose.decodeJwt(bearerOf(there)).aud, "vault-api");
+    // The second found the first's refreshed token and used it.
+    assert.equal(s.idp.grants.refresh_token, 1);
+    // The refresh token the IdP rotated in is the one kept: the next hour's refresh works on
+    // either replica.
+    s.clock.advance(61 * 60_000);
+    bearerOf(await whoami(s, alice, "ledger", "whoami", s.replica!.url));
+    assert.equal(s.idp.grants.refresh_token, 2);
+    bearerOf(await whoami(s, alice, "vault"));
+  }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true, replica: true });
 });
 
 Deno.test("kind: exchange: after a reload names another audience, the backend gets a token for that audience, not the one kept for the last", async () => {

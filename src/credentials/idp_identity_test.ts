@@ -70,8 +70,7 @@ Deno.test("IdentityRenewal.current() asks the provider once for a person's grant
 
 Deno.test("IdentityRenewal.current(): a refusal after another replica rotated the tokens is asked again with theirs, not taken for the person's end", async () => {
   const seen: string[] = [];
-  let p: Awaited<ReturnType<typeof parts>>;
-  p = await parts({
+  const p: Awaited<ReturnType<typeof parts>> = await parts({
     renew: async (_subject, kept) => {
       seen.push(kept.refreshToken!);
       if (kept.refreshToken === "r1") {

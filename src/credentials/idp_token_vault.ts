@@ -6,15 +6,34 @@
  * person at the provider (an RFC 8693 exchange). A refresh at the provider that rotates the
  * refresh token writes back with `replace`, conditioned on the record read, so two replicas
  * refreshing at once never keep the older token: the loser reads the winner's record instead.
- * On one replica, every refresh of a person's tokens, whichever feature asks, runs through
- * `oneAtATime`: a provider that rotates refresh tokens takes one used twice for a stolen one and
- * revokes the person's sign-in.
+ * Every refresh of a person's tokens, whichever feature asks and on whichever replica, runs
+ * through `oneAtATime`: a provider that rotates refresh tokens takes one used twice for a stolen
+ * one and revokes the person's sign-in. The conditional write alone does not prevent that: by
+ * the time the loser reads the winner's record, the provider has already seen the reuse.
  */
 import type { Clock } from "../core/clock.ts";
 import type { IdpTokens } from "../core/idp_tokens.ts";
 import { seal, unseal } from "../crypto/aead.ts";
 import { KEYS } from "../store/keys.ts";
-import type { Store, StoreEntry } from "../store/store.ts";
+import type { Store, StoreEntry, StoreKey } from "../store/store.ts";
+
+/**
+ * How long a replica's hold on a person's refreshes lasts: longer than a refresh at the
+ * provider may take (idp/provider.ts's 10 s timeout, and a second ask after a refusal), so the
+ * provider never sees two replicas at once; short, so a replica that died holding it stops
+ * nobody for long.
+ */
+export const REFRESH_LEASE_MS = 25_000;
+/** Between two looks at another replica's hold (a pause between store reads, not gateway time). */
+const LEASE_POLL_MS = 50;
+/** Looks before going ahead without the hold: about REFRESH_LEASE_MS even on a frozen clock. */
+const LEASE_POLLS = REFRESH_LEASE_MS / LEASE_POLL_MS;
+
+/** One replica's hold on a person's refreshes (`oneAtATime`), until `expiresAt`. */
+interface RefreshLease {
+  holder: string;
+  expiresAt: number;
+}
 
 interface SealedIdpTokens {
   sealed: string;
@@ -77,12 +96,15 @@ export class IdpTokenVault {
 
   /**
    * Runs `work` (a refresh of `subject`'s tokens at the provider) after any other started on
-   * this replica has ended, whoever started it. `work` reads the record itself, so it sees what
-   * the refresh before it wrote.
+   * this replica or another has ended, whoever started it. `work` reads the record itself, so it
+   * sees what the refresh before it wrote (and refreshes with the token that one rotated in).
+   * On this replica refreshes queue in memory; across replicas the queue's head holds a short
+   * lease in the store, released after `work`. A hold that outlives its lease (a replica that
+   * died holding it) is taken over; the wait is bounded either way.
    */
   async oneAtATime<T>(subject: string, work: () => Promise<T>): Promise<T> {
     const before = this.#refreshing.get(subject) ?? Promise.resolve();
-    const mine = before.then(work);
+    const mine = before.then(() => this.#leased(subject, work));
     const ended = mine.then(() => {}, () => {});
     this.#refreshing.set(subject, ended);
     try {
@@ -90,6 +112,43 @@ export class IdpTokenVault {
     } finally {
       if (this.#refreshing.get(subject) === ended) this.#refreshing.delete(subject);
     }
+  }
+
+  async #leased<T>(subject: string, work: () => Promise<T>): Promise<T> {
+    const key = KEYS.idpRefreshLease(subject);
+    let lease: RefreshLease | undefined;
+    for (let look = 0; !lease && look < LEASE_POLLS; look++) {
+      lease = await this.#take(key);
+      // A platform timer: a pause between two reads of the store, not gateway time.
+      if (!lease) await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+    }
+    // Not had within a lease's length: the holder is stuck; going ahead risks a refusal from
+    // the provider, waiting longer holds the person's call for ever.
+    try {
+      return await work();
+    } finally {
+      if (lease) await this.#release(key, lease).catch(() => {/* it lapses by itself */});
+    }
+  }
+
+  /** The lease on `key` when no other replica holds one that is still running. */
+  async #take(key: StoreKey): Promise<RefreshLease | undefined> {
+    const { store, clock } = this.options;
+    const entry = await store.getEntry<RefreshLease>(key);
+    if (entry.value && entry.value.expiresAt > clock.now()) return undefined;
+    const lease = { holder: crypto.randomUUID(), expiresAt: clock.now() + REFRESH_LEASE_MS };
+    const taken = await store.commitIfUnchanged([entry], {
+      writes: [{ key, value: lease, expiresAt: lease.expiresAt }],
+    });
+    return taken ? lease : undefined;
+  }
+
+  /** Ends `lease`, unless it lapsed and another replica holds the key now. */
+  async #release(key: StoreKey, lease: RefreshLease): Promise<void> {
+    const { store } = this.options;
+    const entry = await store.getEntry<RefreshLease>(key);
+    if (entry.value?.holder !== lease.holder) return;
+    await store.commitIfUnchanged([entry], { deletes: [key] });
   }
 
   /** Forgets the person's tokens (the provider no longer knows them, or refused a refresh). */

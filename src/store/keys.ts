@@ -115,6 +115,8 @@ export const KEYS = {
    * by the provider's subject: for asking the provider about them again and acting as them there.
    */
   idpTokens: (subject: string) => boundedKey(["idp", "tokens", subject]),
+  /** One replica's short hold on refreshing a person's provider tokens (idp_token_vault.ts). */
+  idpRefreshLease: (subject: string) => boundedKey(["idp", "refreshing", subject]),
   /** An operator console session, by hash of its cookie. */
   adminSession: (hash: string) => ["web", "admin", hash] as const,
   /**
