@@ -103,8 +103,8 @@ export class PostgresStore implements Store {
   }
 
   get<T>(key: StoreKey): Promise<T | undefined> {
-    return this.#run(async () => {
-      const rows = await this.sql<Row[]>`
+    return this.#read(async (sql) => {
+      const rows = await sql<Row[]>`
         SELECT value FROM gatehouse_records
         WHERE key = ${encodeKey(key)} AND (expires_at IS NULL OR expires_at > ${this.clock.now()})`;
       return rows.length ? decodeValue<T>(rows[0].value) : undefined;
@@ -112,8 +112,8 @@ export class PostgresStore implements Store {
   }
 
   getEntry<T>(key: StoreKey): Promise<StoreEntry<T>> {
-    return this.#run(async () => {
-      const rows = await this.sql<Row[]>`
+    return this.#read(async (sql) => {
+      const rows = await sql<Row[]>`
         SELECT value, version FROM gatehouse_records
         WHERE key = ${encodeKey(key)} AND (expires_at IS NULL OR expires_at > ${this.clock.now()})`;
       if (rows.length === 0) return { key, value: undefined, version: null };
@@ -122,17 +122,17 @@ export class PostgresStore implements Store {
   }
 
   set<T>(key: StoreKey, value: T, expiresAt?: number): Promise<void> {
-    return this.#run(() => upsert(this.sql, { key, value, expiresAt }));
+    return this.#write((sql) => upsert(sql, { key, value, expiresAt }));
   }
 
   setIfAbsent<T>(key: StoreKey, value: T): Promise<T> {
     const bytes = encodeKey(key);
     const encoded = encodeValue(value);
-    return this.#run(async () => {
+    return this.#write(async (sql) => {
       for (let attempt = 0; attempt < TRANSACTION_ATTEMPTS; attempt++) {
         const now = this.clock.now();
         // An expired record counts as absent: it is replaced as if it were not there.
-        const won = await this.sql`
+        const won = await sql`
           INSERT INTO gatehouse_records (key, value, version, expires_at)
           VALUES (${bytes}, ${encoded}, ${newVersion()}, NULL)
           ON CONFLICT (key) DO UPDATE
@@ -141,7 +141,7 @@ export class PostgresStore implements Store {
               AND gatehouse_records.expires_at <= ${now}
           RETURNING version`;
         if (won.length) return value;
-        const existing = await this.sql<Row[]>`
+        const existing = await sql<Row[]>`
           SELECT value FROM gatehouse_records
           WHERE key = ${bytes} AND (expires_at IS NULL OR expires_at > ${now})`;
         if (existing.length) return decodeValue<T>(existing[0].value);
@@ -153,9 +153,9 @@ export class PostgresStore implements Store {
   }
 
   consume<T>(key: StoreKey): Promise<T | undefined> {
-    return this.#run(async () => {
+    return this.#write(async (sql) => {
       // One statement: the row lock lets one DELETE return the row, the others find none.
-      const rows = await this.sql<(Row & { live: boolean })[]>`
+      const rows = await sql<(Row & { live: boolean })[]>`
         DELETE FROM gatehouse_records WHERE key = ${encodeKey(key)}
         RETURNING value, (expires_at IS NULL OR expires_at > ${this.clock.now()}) AS live`;
       return rows.length && rows[0].live ? decodeValue<T>(rows[0].value) : undefined;
@@ -196,22 +196,22 @@ export class PostgresStore implements Store {
   }
 
   delete(key: StoreKey): Promise<void> {
-    return this.#run(async () => {
-      await this.sql`DELETE FROM gatehouse_records WHERE key = ${encodeKey(key)}`;
+    return this.#write(async (sql) => {
+      await sql`DELETE FROM gatehouse_records WHERE key = ${encodeKey(key)}`;
     });
   }
 
   list<T>(prefix: StoreKey, limit?: number): Promise<StoreEntry<T>[]> {
     const start = encodeKey(prefix);
     const end = prefixEnd(start);
-    return this.#run(async () => {
+    return this.#read(async (sql) => {
       const now = this.clock.now();
       const rows = limit === undefined
-        ? await this.sql<Row[]>`
+        ? await sql<Row[]>`
           SELECT key, value, version FROM gatehouse_records
           WHERE key > ${start} AND key < ${end} AND (expires_at IS NULL OR expires_at > ${now})
           ORDER BY key`
-        : await this.sql<Row[]>`
+        : await sql<Row[]>`
           SELECT key, value, version FROM gatehouse_records
           WHERE key > ${start} AND key < ${end} AND (expires_at IS NULL OR expires_at > ${now})
           ORDER BY key LIMIT ${limit}`;
@@ -232,8 +232,8 @@ export class PostgresStore implements Store {
   async *records(batch = 500): AsyncGenerator<StoreEntry<unknown> & { expiresAt?: number }> {
     let after: Uint8Array = new Uint8Array();
     for (;;) {
-      const rows = await this.#run(() =>
-        this.sql<(Row & { expires_at: string | null })[]>`
+      const rows = await this.#read((sql) =>
+        sql<(Row & { expires_at: string | null })[]>`
           SELECT key, value, version, expires_at FROM gatehouse_records
           WHERE key > ${after} ORDER BY key LIMIT ${batch}`
       );
@@ -261,20 +261,50 @@ export class PostgresStore implements Store {
     await this.sql.end({ timeout: 5 });
   }
 
+  /** Reads, bounded; pipelined behind other statements, since a read sent late changes nothing. */
+  #read<T>(operation: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.#bounded(() => operation(this.sql));
+  }
+
+  /**
+   * Writes on a connection of their own, bounded as #bounded says. The client would otherwise
+   * pipeline them onto a connection busy with another statement, sent at once and run whenever
+   * that one ends, even after the caller was answered; here a write not yet sent by then never is.
+   */
+  #write<T>(operation: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.#bounded(async (live) => {
+      const reserved = await this.sql.reserve();
+      try {
+        // The caller was told it failed while this waited for a connection: nothing is sent.
+        if (!live()) throw new Error("storage: abandoned after its caller's timeout");
+        return await operation(reserved);
+      } finally {
+        reserved.release();
+      }
+    });
+  }
+
   /**
    * Runs one operation, bounded: a failure to reach the database becomes a
    * StorageUnavailableError (503 with Retry-After to the caller), and a call the server does not
    * answer (its network gone, so its statement timeout cannot fire) gives up a second after it.
+   * `live()` turns false once the caller has been told so: from then on the operation must not
+   * start anything (a write made after its caller heard "failed" would surprise it: a refresh
+   * token spent whose successor nobody received).
    */
-  async #run<T>(operation: () => Promise<T>): Promise<T> {
+  async #bounded<T>(operation: (live: () => boolean) => Promise<T>): Promise<T> {
     let timer: { clear(): void } | undefined;
+    let abandoned = false;
     const limit = this.settings.statementTimeoutMs + this.settings.connectTimeoutMs + 1_000;
     try {
       return await Promise.race([
-        operation(),
+        operation(() => !abandoned),
         new Promise<never>((_, reject) => {
           timer = this.clock.setTimeout(
-            () => reject(Object.assign(new Error("no answer in time"), { code: "ETIMEDOUT" })),
+            () => {
+              abandoned = true;
+              reject(Object.assign(new Error("no answer in time"), { code: "ETIMEDOUT" }));
+            },
             limit,
             { unref: true },
           );
@@ -295,10 +325,14 @@ export class PostgresStore implements Store {
 
   /** `work` in one SERIALIZABLE transaction, run again (from its reads) on a conflict. */
   #transaction<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
-    return this.#run(async () => {
+    return this.#bounded(async (live) => {
       for (let attempt = 1;; attempt++) {
         try {
-          return await this.sql.begin("isolation level serializable", work) as T;
+          return await this.sql.begin("isolation level serializable", (tx) => {
+            // Its caller was told it failed while it waited for a connection: it rolls back.
+            if (!live()) throw new Error("storage: abandoned after its caller's timeout");
+            return work(tx);
+          }) as T;
         } catch (error) {
           const code = String((error as { code?: unknown })?.code ?? "");
           if (!RETRY_STATES.has(code) || attempt >= TRANSACTION_ATTEMPTS) throw error;
