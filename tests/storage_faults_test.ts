@@ -124,7 +124,12 @@ oauth:
     assert.equal(await health(), "up");
     assert.equal(await metric(lb.url, "gatehouse_storage_up"), 1);
     assert.ok(await metric(lb.url, 'gatehouse_storage_seconds_total{operation="get"}') > 0);
-    assert.match(gateway.logs(), /storage reachable again/);
+    // The line is written when the storage answers again; the process's output reaches the
+    // test a moment later.
+    await waitUntil(
+      "the log to say storage is reachable again",
+      () => /storage reachable again/.test(gateway.logs()),
+    );
     // Written before the restart, still there: the client registered, the grant refreshed.
     const known = await fetch(`${lb.url}/clients/${registered.client_id}`);
     assert.equal(known.status, 200);
