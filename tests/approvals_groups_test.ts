@@ -10,8 +10,7 @@ import assert from "node:assert/strict";
 import { testClock } from "./fixtures/clock.ts";
 import { connectClient } from "./fixtures/client.ts";
 import { stdioEnvYaml } from "./fixtures/deno_dir.ts";
-import { listenForGateway } from "./fixtures/gateway.ts";
-import { startIdp } from "./fixtures/idp.ts";
+import { groupsIdpSection, startGroupsIdpGateway } from "./fixtures/groups_idp_gateway.ts";
 import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { within } from "./fixtures/waits.ts";
@@ -24,13 +23,11 @@ const MINUTE = 60_000;
 const BOB = "bob@example.com";
 
 Deno.test("an approver taken out of the rule's group past groupsMaxAge can no longer see or decide the call", async () => {
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`], { refreshTokens: true });
   const clock = testClock();
   const store = await openKvStore(":memory:");
-  const gw = await socket.start(
-    `
-baseUrl: ${socket.url}
+  const { gw, idp, close } = await startGroupsIdpGateway(
+    (idp, baseUrl) => `
+baseUrl: ${baseUrl}
 secret: ${TEST_MASTER_SECRET}
 servers:
   files:
@@ -45,17 +42,9 @@ servers:
         timeout: 2h
 oauth:
   groupsMaxAge: 10m
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-    groupsClaim: groups
-  allow:
-    domains: [example.com]
+${groupsIdpSection(idp)}
 `,
-    { IDP_SECRET: idp.clientSecret, ANN },
-    { store, clock },
+    { idp: { refreshTokens: true }, gateway: { store, clock }, env: { ANN } },
   );
   const client = await within("Ann's client", connectClient(gw.url, "files", "streamable", ANN));
   try {
@@ -100,8 +89,7 @@ oauth:
     assert.equal(idp.grants.refresh_token, asked, "the groups read are kept with the sign-in");
   } finally {
     await client.close();
-    await gw.close();
+    await close();
     store.close();
-    await idp.close();
   }
 });

@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import { testClock } from "./fixtures/clock.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
-import { listenForGateway } from "./fixtures/gateway.ts";
-import { startIdp } from "./fixtures/idp.ts";
+import { groupsIdpSection, startGroupsIdpGateway } from "./fixtures/groups_idp_gateway.ts";
 import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 
@@ -17,12 +16,10 @@ const MINUTE = 60_000;
 const DORA = "dora@example.com";
 
 Deno.test("an admin by group taken out of it past groupsMaxAge is refused the console and its actions", async () => {
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`], { refreshTokens: true });
   const clock = testClock();
-  const gw = await socket.start(
-    `
-baseUrl: ${socket.url}
+  const { gw, idp, close } = await startGroupsIdpGateway(
+    (idp, baseUrl) => `
+baseUrl: ${baseUrl}
 secret: ${TEST_MASTER_SECRET}
 servers:
   files:
@@ -32,20 +29,12 @@ servers:
     args: [run, "does-not-run.ts"]
 oauth:
   groupsMaxAge: 10m
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-    groupsClaim: groups
-  allow:
-    domains: [example.com]
+${groupsIdpSection(idp)}
 admin:
   groups: [gateway-admins]
   idleTimeout: 2h
 `,
-    { IDP_SECRET: idp.clientSecret },
-    { clock },
+    { idp: { refreshTokens: true }, gateway: { clock } },
   );
   try {
     idp.loginAs = { email: DORA, claims: { groups: ["gateway-admins"] } };
@@ -77,7 +66,6 @@ admin:
     assert.ok(acted.status === 401 || acted.status === 403, `refused, got ${acted.status}`);
     await acted.body?.cancel();
   } finally {
-    await gw.close();
-    await idp.close();
+    await close();
   }
 });

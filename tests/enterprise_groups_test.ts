@@ -4,8 +4,8 @@
  * `oauth.allow.groups` admits or refuses by them, as for a code-flow grant.
  */
 import assert from "node:assert/strict";
-import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
-import { startIdp } from "./fixtures/idp.ts";
+import { groupsIdpSection, startGroupsIdpGateway } from "./fixtures/groups_idp_gateway.ts";
+import { BASIC, GW_CLIENT, GW_SECRET, JWT_BEARER } from "./fixtures/jwt_bearer_gateway.ts";
 import { IdJagKeys } from "./fixtures/idp_id_jag.ts";
 import { exchangeCode, jwtClaims, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
@@ -13,44 +13,33 @@ import { testClock } from "./fixtures/clock.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const GW_CLIENT = "chat-gw";
-const GW_SECRET = "chat-gateway-secret-0123456789abcdef0123";
-const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const MINUTE = 60_000;
 
 Deno.test("ID-JAG groups: the claim when present, else the last browser sign-in's read again past groupsMaxAge; allow.groups judges by them", async () => {
   const keys = await IdJagKeys.create();
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`], {
-    idJag: { keys, policy: { clients: {}, lifetime: 300, issued: 0 } },
-    refreshTokens: true,
-  });
   const clock = testClock();
-  let gw: TestGateway | undefined;
-  try {
-    gw = await socket.start(
-      `
+  const { gw, idp, close } = await startGroupsIdpGateway(
+    (idp) => `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
 oauth:
   groupsMaxAge: 10m
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-    groupsClaim: groups
-  allow:
-    groups: [Editors]
+${groupsIdpSection(idp, ["groups: [Editors]"])}
   idJag: true
   clients:
     - id: ${GW_CLIENT}
       secret: ${GW_SECRET}
 `,
-      { IDP_SECRET: idp.clientSecret },
-      { clock },
-    );
+    {
+      idp: {
+        idJag: { keys, policy: { clients: {}, lifetime: 300, issued: 0 } },
+        refreshTokens: true,
+      },
+      gateway: { clock },
+    },
+  );
+  try {
     const url = gw.url;
     const present = async (sub: string, email: string, extra: Record<string, unknown> = {}) => {
       // The IdP's ID-JAG is as fresh as the gateway's clock says, however far the test moved it.
@@ -71,7 +60,7 @@ oauth:
         method: "POST",
         headers: {
           "content-type": "application/x-www-form-urlencoded",
-          authorization: `Basic ${btoa(`${GW_CLIENT}:${GW_SECRET}`)}`,
+          authorization: BASIC,
         },
         body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }),
       });
@@ -111,8 +100,6 @@ oauth:
     assert.equal((await present("alice-example-com", "alice@example.com")).status, 400);
     assert.equal(idp.grants.refresh_token, 1);
   } finally {
-    if (gw) await gw.close();
-    else await socket.close();
-    await idp.close();
+    await close();
   }
 });

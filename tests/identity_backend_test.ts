@@ -6,8 +6,13 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import * as jose from "jose";
-import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
-import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import type { TestGateway } from "./fixtures/gateway.ts";
+import type { TestIdp } from "./fixtures/idp.ts";
+import {
+  type GroupsIdpGateway,
+  groupsIdpSection,
+  startGroupsIdpGateway,
+} from "./fixtures/groups_idp_gateway.ts";
 import {
   type IdentityBackend,
   startIdentityBackend,
@@ -15,7 +20,6 @@ import {
 } from "./fixtures/identity_backend.ts";
 import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
-import { idpSection } from "./fixtures/oauth_gateway.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 import { connectClient } from "./fixtures/client.ts";
 
@@ -48,12 +52,9 @@ async function withGateway(test: (s: Setup) => Promise<void>) {
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     () => new Response(null, { status: 307, headers: { location: backend.url } }),
   );
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`]);
-  let gw: TestGateway | undefined;
+  let started: GroupsIdpGateway | undefined;
   try {
-    gw = await socket.start(
-      `
+    started = await startGroupsIdpGateway((idp) => `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   crm:
@@ -111,20 +112,11 @@ servers:
     servers: [teams]
     cacheTtl: 10m
 oauth:
-${
-        idpSection(idp).replace(
-          "clientSecret: ${IDP_SECRET}",
-          "clientSecret: ${IDP_SECRET}\n    groupsClaim: groups",
-        )
-      }
-`,
-      { IDP_SECRET: idp.clientSecret },
-    );
-    await test({ gw, idp, backend, sse });
+${groupsIdpSection(idp)}
+`);
+    await test({ gw: started.gw, idp: started.idp, backend, sse });
   } finally {
-    if (gw) await gw.close();
-    else await socket.close();
-    await idp.close();
+    await started?.close();
     await backend.close();
     await sse.close();
     await hop.shutdown();

@@ -8,8 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { type TestClock, testClock } from "./fixtures/clock.ts";
-import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
-import { type IdpOptions, startIdp, type TestIdp } from "./fixtures/idp.ts";
+import type { TestGateway } from "./fixtures/gateway.ts";
+import type { IdpOptions, TestIdp } from "./fixtures/idp.ts";
+import { groupsIdpSection, startGroupsIdpGateway } from "./fixtures/groups_idp_gateway.ts";
 import {
   exchangeCode,
   jwtClaims,
@@ -32,13 +33,9 @@ interface Setup {
 
 /** alpha's tool `pid` is for editors only; groups older than 10 minutes are read again. */
 async function withRenewal(options: IdpOptions, test: (s: Setup) => Promise<void>) {
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`], options);
   const clock = testClock();
-  let gw: TestGateway | undefined;
-  try {
-    gw = await socket.start(
-      `
+  const { gw, idp, close } = await startGroupsIdpGateway(
+    (idp) => `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   alpha:
@@ -49,24 +46,15 @@ servers:
     tools: { rules: [{ tools: [pid], access: { groups: [editors] } }] }
 oauth:
   groupsMaxAge: 10m
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-    groupsClaim: groups
-  allow:
-    domains: [example.com]
+${groupsIdpSection(idp)}
 `,
-      { IDP_SECRET: idp.clientSecret },
-      { clock },
-    );
+    { idp: options, gateway: { clock } },
+  );
+  try {
     const { client_id } = await registerClient(gw.url);
     await test({ gw, idp, clock, clientId: client_id });
   } finally {
-    if (gw) await gw.close();
-    else await socket.close();
-    await idp.close();
+    await close();
   }
 }
 

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { REDIRECT_URI } from "./fixtures/oauth_client.ts";
-import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
-import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import type { TestGateway } from "./fixtures/gateway.ts";
+import type { TestIdp } from "./fixtures/idp.ts";
+import { groupsIdpSection, startGroupsIdpGateway } from "./fixtures/groups_idp_gateway.ts";
 import {
   authorizeParams,
   exchangeCode,
@@ -24,33 +25,17 @@ async function withGroupsGateway(
   test: (gw: TestGateway, idp: TestIdp) => Promise<void>,
   alpha = "",
 ): Promise<void> {
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`]);
-  let gw: TestGateway | undefined;
-  try {
-    gw = await socket.start(
-      `
+  const { gw, idp, close } = await startGroupsIdpGateway((idp) => `
 baseUrl: http://127.0.0.1:{{PORT}}
 servers:
   alpha: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]${alpha} }
 oauth:
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-    groupsClaim: groups
-  allow:
-    domains: [example.com]
-    groups: [Editors]
-`,
-      { IDP_SECRET: idp.clientSecret },
-    );
+${groupsIdpSection(idp, ["domains: [example.com]", "groups: [Editors]"])}
+`);
+  try {
     await test(gw, idp);
   } finally {
-    if (gw) await gw.close();
-    else await socket.close();
-    await idp.close();
+    await close();
   }
 }
 

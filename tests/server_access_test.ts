@@ -6,8 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { REDIRECT_URI } from "./fixtures/oauth_client.ts";
-import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
-import { startIdp, type TestIdp } from "./fixtures/idp.ts";
+import type { TestGateway } from "./fixtures/gateway.ts";
+import type { TestIdp } from "./fixtures/idp.ts";
+import { groupsIdpSection, startGroupsIdpGateway } from "./fixtures/groups_idp_gateway.ts";
 import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import {
   authorizeParams,
@@ -43,16 +44,13 @@ servers:
     ${SERVER}
 oauth:
   accessTokenTtl: 5m
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-    groupsClaim: groups
-  allow:
-    domains: [example.com]
-    emails: [contractor@partner.org]
-    groups: [editors]
+${
+    groupsIdpSection(idp, [
+      "domains: [example.com]",
+      "emails: [contractor@partner.org]",
+      "groups: [editors]",
+    ])
+  }
 `;
 }
 
@@ -65,19 +63,13 @@ interface Setup {
 }
 
 async function start(alphaAccess: string): Promise<Setup> {
-  const socket = await listenForGateway();
-  const idp = await startIdp([`${socket.url}/oauth/callback`]);
-  const env = { IDP_SECRET: idp.clientSecret };
-  const gw = await socket.start(config(idp, alphaAccess), env);
+  const { gw, idp, env, close } = await startGroupsIdpGateway((idp) => config(idp, alphaAccess));
   return {
     gw,
     idp,
     url: gw.url,
     reload: (access) => gw.reload(config(idp, access), env),
-    close: async () => {
-      await gw.close();
-      await idp.close();
-    },
+    close,
   };
 }
 
