@@ -19,6 +19,7 @@ import {
   startIdentitySseBackend,
 } from "./fixtures/identity_backend.ts";
 import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
+import { callTool2026 } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 import { connectClient } from "./fixtures/client.ts";
@@ -168,31 +169,7 @@ async function call2026(
   tool = "whoami",
   headers: Record<string, string> = {},
 ): Promise<Record<string, string>> {
-  const response = await fetch(`${s.gw.url}/${server}/mcp`, {
-    method: "POST",
-    headers: {
-      ...headers,
-      authorization: `Bearer ${person.token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": tool,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name: tool,
-        arguments: {},
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
+  const response = await callTool2026(`${s.gw.url}/${server}/mcp`, person.token, tool, headers);
   const body = await response.json();
   assert.ok(body.result, JSON.stringify(body));
   return JSON.parse(body.result.content[0].text);

@@ -12,6 +12,7 @@ import { startIdp, type TestIdp } from "./fixtures/idp.ts";
 import { type ExchangePolicy, exchangePolicy, verifyAt } from "./fixtures/idp_exchange.ts";
 import { type IdentityBackend, startIdentityBackend } from "./fixtures/identity_backend.ts";
 import { exchangeCode, obtainCode, registerClient, token } from "./fixtures/oauth_raw.ts";
+import { callTool2026 } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { idpSection } from "./fixtures/oauth_gateway.ts";
 import { openKvStore } from "../src/store/kv.ts";
@@ -116,30 +117,7 @@ async function whoami(
   tool = "whoami",
   at = s.gw.url,
 ) {
-  const response = await fetch(`${at}/${server}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": tool,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: {
-        name: tool,
-        arguments: {},
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
+  const response = await callTool2026(`${at}/${server}/mcp`, token, tool);
   const body = await response.json();
   return { status: response.status, body };
 }
