@@ -15,6 +15,23 @@ export function decodeBase64Url(text: string): Uint8Array<ArrayBuffer> | undefin
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A JWT/JWS segment as the JSON object it encodes, or undefined when it is not base64url, not
+ * UTF-8, not JSON, or JSON but not an object.
+ */
+export function decodeJsonSegment(segment: string): Record<string, unknown> | undefined {
+  const bytes = decodeBase64Url(segment);
+  if (!bytes) return undefined;
+  try {
+    const value = JSON.parse(strictUtf8.decode(bytes));
+    return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function sha256Base64Url(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return encodeBase64Url(new Uint8Array(digest));

@@ -4,7 +4,7 @@
  * algorithms in `PUBLIC_KEY_ALGORITHMS` exist here; `none` and HS* cannot be asked for, so an
  * attacker cannot choose an algorithm that a published key would satisfy.
  */
-import { decodeBase64Url } from "./base64url.ts";
+import { decodeBase64Url, decodeJsonSegment } from "./base64url.ts";
 
 export const PUBLIC_KEY_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"] as const;
 export type PublicKeyAlgorithm = typeof PUBLIC_KEY_ALGORITHMS[number];
@@ -34,26 +34,13 @@ const MIN_RSA_BYTES = 256;
 /** Assertions larger than this are refused before any parsing. */
 export const MAX_JWS_LENGTH = 16_384;
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
-
-function jsonObject(segment: string): Record<string, unknown> | undefined {
-  const bytes = decodeBase64Url(segment);
-  if (!bytes) return undefined;
-  try {
-    const value = JSON.parse(decoder.decode(bytes));
-    return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The three parts of a compact JWS, or why it is not one (a sentence without the token). */
 export function decodeJws(token: string): DecodedJws | string {
   if (token.length > MAX_JWS_LENGTH) return `it is longer than ${MAX_JWS_LENGTH} characters`;
   const parts = token.split(".");
   if (parts.length !== 3) return "it is not a compact JWS (three base64url parts)";
-  const header = jsonObject(parts[0]);
-  const payload = jsonObject(parts[1]);
+  const header = decodeJsonSegment(parts[0]);
+  const payload = decodeJsonSegment(parts[1]);
   const signature = decodeBase64Url(parts[2]);
   if (!header) return "its header is not base64url JSON";
   if (!payload) return "its payload is not base64url JSON";

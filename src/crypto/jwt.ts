@@ -4,7 +4,7 @@
  * the audience and the lifetime. Failures carry a stable code and a sentence for the caller.
  */
 import { GatehouseError } from "../core/errors.ts";
-import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
+import { decodeBase64Url, decodeJsonSegment, encodeBase64Url } from "./base64url.ts";
 
 export type JwtClaims = Record<string, unknown> & {
   iss?: string;
@@ -42,7 +42,6 @@ export interface VerifyOptions {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 /** Tokens larger than this are refused before any parsing. */
 const MAX_TOKEN_LENGTH = 8_192;
 
@@ -56,17 +55,6 @@ export async function signJwt(key: CryptoKey, typ: string, claims: JwtClaims): P
   return `${input}.${encodeBase64Url(new Uint8Array(signature))}`;
 }
 
-function parseSegment(segment: string): Record<string, unknown> | undefined {
-  const bytes = decodeBase64Url(segment);
-  if (!bytes) return undefined;
-  try {
-    const value = JSON.parse(decoder.decode(bytes));
-    return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Looks like a JWT at all: three base64url segments. Cheap, for telling token kinds apart. */
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
@@ -77,8 +65,8 @@ export async function verifyJwt(token: string, options: VerifyOptions): Promise<
     throw new JwtError("malformed", "the token is not a JWT");
   }
   const [headerPart, payloadPart, signaturePart] = token.split(".");
-  const header = parseSegment(headerPart);
-  const claims = parseSegment(payloadPart) as JwtClaims | undefined;
+  const header = decodeJsonSegment(headerPart);
+  const claims = decodeJsonSegment(payloadPart) as JwtClaims | undefined;
   const signature = decodeBase64Url(signaturePart);
   if (!header || !claims || !signature) {
     throw new JwtError("malformed", "the token's header or claims are not valid JSON");
