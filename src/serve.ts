@@ -36,7 +36,21 @@ export const RESTART_ONLY = [
   "storageOptions", // storagePool, storageTimeout, storageCaFile in the file
   "metrics",
   "tls",
+  // The console's own listener is opened once; its sign-in callback lives at admin.url.
+  "admin.listen",
+  "admin.url",
 ] as const;
+
+/** The value of a RESTART_ONLY setting (`key` or `section.key`) in a configuration. */
+function settingAt(config: ResolvedConfig, path: string): unknown {
+  return path.split(".").reduce<unknown>(
+    (value, key) =>
+      typeof value === "object" && value !== null
+        ? (value as Record<string, unknown>)[key]
+        : undefined,
+    config,
+  );
+}
 
 export interface ServeOptions {
   configPath: string;
@@ -280,7 +294,7 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
       // The certificate files are read again whatever the file says (renewed on disk).
       void https?.reload();
       const fixed = RESTART_ONLY.filter((key) =>
-        JSON.stringify(next[key]) !== JSON.stringify(gateway.config[key])
+        JSON.stringify(settingAt(next, key)) !== JSON.stringify(settingAt(gateway.config, key))
       );
       if (fixed.length) {
         logger.warn("these settings change only on restart; the running values stay", { fixed });
@@ -294,6 +308,9 @@ export async function serve(config: ResolvedConfig, options: ServeOptions): Prom
           storageOptions: config.storageOptions,
           metrics: config.metrics,
           tls: config.tls,
+          // The rest of admin: (who may enter, its path) reloads; where it listens does not.
+          admin: next.admin &&
+            { ...next.admin, listen: config.admin?.listen, url: config.admin?.url },
         },
         deps,
         gateway,

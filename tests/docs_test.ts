@@ -72,9 +72,9 @@ Deno.test("README.md and docs/deploy.md name the settings that take a restart, a
   ).sort();
   for (const file of ["README.md", "docs/deploy.md"]) {
     const text = Deno.readTextFileSync(`${ROOT}${file}`).replace(/\s+/g, " ");
-    const sentence = /((?:`\w+`(?:, | and ))+`\w+`) change only on restart/.exec(text);
+    const sentence = /((?:`[\w.]+`(?:, | and ))+`[\w.]+`) change only on restart/.exec(text);
     assert.ok(sentence, `${file} does not say what changes only on restart`);
-    const named = [...sentence[1].matchAll(/`(\w+)`/g)].map((m) => m[1]).sort();
+    const named = [...sentence[1].matchAll(/`([\w.]+)`/g)].map((m) => m[1]).sort();
     assert.deepEqual(named, expected, `${file}: ${sentence[0]}`);
   }
 });

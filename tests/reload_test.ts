@@ -85,3 +85,49 @@ Deno.test("SIGHUP: unchanged servers keep their sessions, changed ones end, a ba
     await gw.close();
   }
 });
+
+Deno.test("SIGHUP: a changed admin.listen is said to take a restart, and the console stays where it listens", async () => {
+  const consoleConfig = (listen: string) =>
+    `listen: 127.0.0.1:{{PORT}}
+baseUrl: http://127.0.0.1:{{PORT}}
+storage: ":memory:"
+trustedProxies: [127.0.0.1]
+servers:
+  kept: { transport: stdio, command: deno, env: { ${DENO_DIR_YAML} }, args: [run, "${ROOT}tests/fixtures/minimal_server.ts"] }
+oauth:
+  idp: { provider: oidc, issuer: "https://login.example.com", clientId: gatehouse, clientSecret: s }
+  allow: { domains: [example.com] }
+admin:
+  emails: [ops@example.com]
+  listen: ${listen}
+  url: http://${listen}
+`;
+  const gw = await startGatewayProcess(consoleConfig("127.0.0.1:{{METRICS_PORT}}"));
+  try {
+    const consoleUrl = /listen: (\S+)/.exec(
+      (await Deno.readTextFile(gw.configFile)).split("admin:")[1],
+    )![1];
+    const before = await fetch(`http://${consoleUrl}/admin`, { redirect: "manual" });
+    await before.body?.cancel();
+    assert.notEqual(before.status, 404, "the console answers on admin.listen");
+
+    const port = new URL(gw.url).port;
+    const elsewhere = `127.0.0.1:${Number(consoleUrl.split(":")[1]) + 1}`;
+    await Deno.writeTextFile(
+      gw.configFile,
+      consoleConfig(elsewhere).replaceAll("{{PORT}}", port),
+    );
+    const mark = gw.logs().length;
+    gw.signal("SIGHUP");
+    await waitForLog(gw.logs, /"msg":"configuration reloaded"/, mark);
+    assert.match(
+      gw.logs().slice(mark),
+      /change only on restart.*"fixed":\["admin.listen","admin.url"\]/,
+    );
+    const after = await fetch(`http://${consoleUrl}/admin`, { redirect: "manual" });
+    await after.body?.cancel();
+    assert.equal(after.status, before.status, "the console still answers where it listens");
+  } finally {
+    await gw.close();
+  }
+});
