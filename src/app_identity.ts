@@ -3,7 +3,8 @@
  * in storage (one set for every replica), the assertions signed with them, what each HTTP
  * backend of a person's session is told, and the person's tokens their backends use.
  */
-import type { ResolvedConfig, ServerConfig } from "./config/types.ts";
+import type { HttpServerConfig, ResolvedConfig, ServerConfig } from "./config/types.ts";
+import { compileGlobs } from "./policy/glob.ts";
 import type { Clock } from "./core/clock.ts";
 import type { Principal } from "./core/principal.ts";
 import { AssertionKeys } from "./credentials/assertion_keys.ts";
@@ -40,9 +41,25 @@ export function createBackendIdentity(
         groups: principal.allGroups ?? principal.groups ?? [],
         clientId: principal.clientId,
       };
-      return (server) => identitySource(server, caller, assertions);
+      return (server) => identitySource(server, toldOf(server, caller), assertions);
     },
   };
+}
+
+/** Each `identity.groups` list, compiled once (the lists live as long as their configuration). */
+const compiledGroups = new WeakMap<readonly string[], RegExp | undefined>();
+
+/**
+ * `caller` as `server`'s backend is told of them: only the groups its `identity.groups`
+ * patterns match (all when it has none; none for an empty list), so a person with hundreds of
+ * groups still fits a backend's header limit.
+ */
+export function toldOf(server: HttpServerConfig, caller: Caller): Caller {
+  const patterns = server.identity.groups;
+  if (patterns === undefined) return caller;
+  if (!compiledGroups.has(patterns)) compiledGroups.set(patterns, compileGlobs(patterns));
+  const match = compiledGroups.get(patterns);
+  return { ...caller, groups: match ? caller.groups.filter((group) => match.test(group)) : [] };
 }
 
 /**

@@ -76,6 +76,15 @@ servers:
     url: ${nodeUrl}
     protocol: "2025-11-25"
     identity: { headers: true, assertion: true }
+  nodeeng:
+    transport: streamable-http
+    url: ${nodeUrl}
+    protocol: "2025-11-25"
+    identity: { headers: true, assertion: true, groups: ["eng-*"] }
+  crmeng:
+    transport: streamable-http
+    url: ${backend.url}
+    identity: { headers: true, assertion: true, groups: ["eng-*", "R&D, ?aris"] }
   desk:
     transport: streamable-http
     url: ${backend.url}
@@ -144,6 +153,8 @@ async function signIn(
     "hop",
     "hop26",
     "nodeapp",
+    "nodeeng",
+    "crmeng",
     "desk",
     "plain",
     "combo",
@@ -491,6 +502,36 @@ Deno.test("a backend that refuses the identity headers as too large (many groups
     const client = await connectClient(s.gw.url, "nodeapp", "streamable", person.token)
       .then(() => undefined, (error: Error) => error);
     assert.match(String(client), /HTTP 431 Request Header Fields Too Large/);
+  });
+});
+
+Deno.test("identity.groups tells a backend only the groups it names, so a person with hundreds of long group names fits a 16 kB header limit", async () => {
+  await withGateway(async (s) => {
+    // 196 names of 60 characters, and 4 more: the 200 a sign-in keeps at most (idp/groups.ts).
+    const many = Array.from({ length: 196 }, (_, i) => `org-unit-${i}-`.padEnd(60, "x"));
+    const groups = ["eng-ledger", "R&D, Paris", "Eng-upper", "eng", ...many];
+    const person = await signIn(s, "alice@example.com", groups);
+    for (const call of [call2026, call2025]) {
+      const told = await call(s, person, "crmeng");
+      assert.equal(told["x-gatehouse-groups"], "eng-ledger,R&D%2C%20Paris");
+      const { payload } = await jose.jwtVerify(told["x-gatehouse-assertion"], jwks(s), {
+        audience: `${s.gw.url}/crmeng`,
+      });
+      assert.deepEqual(payload.groups, ["eng-ledger", "R&D, Paris"]);
+      // Without the list, as before: every group.
+      const all = await call(s, person, "crm");
+      assert.equal(all["x-gatehouse-groups"].split(",").length, groups.length);
+      assert.deepEqual(jose.decodeJwt(all["x-gatehouse-assertion"]).groups, groups);
+    }
+    // Node's 16 kB limit: refused (431) with every group, read (its 404 for any path) with
+    // those identity.groups names.
+    const failure = (server: string) =>
+      connectClient(s.gw.url, server, "streamable", person.token)
+        .then(() => "connected", (error: Error) => String(error));
+    assert.match(await failure("nodeapp"), /HTTP 431/);
+    const narrowed = await failure("nodeeng");
+    assert.doesNotMatch(narrowed, /431/);
+    assert.match(narrowed, /HTTP 404/);
   });
 });
 

@@ -110,6 +110,8 @@ export const SERVER_KEY_RULES: Record<string, KeyRule> = {
   },
   identity: {
     // The backend is told who calls (headers, a signed assertion): it may answer each alike.
+    // `groups:` only narrows which groups they state (even to none, the person's id remains),
+    // and is refused beside neither, so it adds no reason of its own.
     personal: (s) =>
       s.transport !== "stdio" && (s.identity.headers || s.identity.assertion)
         ? [{

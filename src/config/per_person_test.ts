@@ -83,6 +83,16 @@ userToken: { kind: oauth, displayName: D, oauth: { issuer: "https://as.example.c
   ],
   ["identity headers", `${SHARED_HTTP}\nidentity: { headers: true }`, "identity"],
   ["identity assertion", `${SHARED_HTTP}\nidentity: { assertion: true }`, "identity"],
+  [
+    "identity narrowed to some groups",
+    `${SHARED_HTTP}\nidentity: { headers: true, groups: [eng-*] }`,
+    "identity",
+  ],
+  [
+    "identity told no groups",
+    `${SHARED_HTTP}\nidentity: { assertion: true, groups: [] }`,
+    "identity",
+  ],
   ["{{user.groups}} in env", `${PERSON_STDIO}\nenv: { G: "{{user.groups}}" }`, "env.G"],
   [
     "forwardRoots",

@@ -332,6 +332,13 @@ const HTTP: Record<string, JsonSchema> = {
         "X-Gatehouse-Assertion: an ES256 JWT (iss Gatehouse, aud this server's URI, sub, email, groups, client_id; 5 minutes) the backend verifies with /.well-known/gatehouse/jwks.json.",
         false,
       ),
+      groups: {
+        type: "array",
+        items: { type: "string", pattern: "^[^\\u0000-\\u001f\\u007f]{1,256}$" },
+        description:
+          "Which of the person's groups the backend is told, in X-Gatehouse-Groups and the assertion's groups claim: those matching any of these glob patterns (* any characters, ? one; case and all). Absent: every group; an empty list: none. For backends whose header limit a person with many long group names would exceed (docs/identity.md).",
+        examples: [["eng-*", "ledger-*"]],
+      },
     },
   },
 };

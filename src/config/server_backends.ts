@@ -7,6 +7,7 @@
 import { Secret } from "../core/secret.ts";
 import { Checker, describe, type Dict } from "./checker.ts";
 import type { ConfigPath } from "./issues.ts";
+import type { GroupSpelling } from "./server_access.ts";
 import { parseShare, SHARE_KEYS } from "./server_share.ts";
 import { parseUserToken } from "./user_token.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
@@ -23,6 +24,12 @@ export const HTTP_KEYS = [...BACKEND_KEYS, "url", "headers", "identity"];
 /** Where a server's configuration reaches its backend. */
 const BACKEND_INPUTS = new Set<unknown>(["args", "env", "url", "headers"]);
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
+/**
+ * A group pattern: a group name may hold spaces, commas and any letter, so only what no name
+ * holds (control characters) is refused; `*` and `?` are the wildcards, as in `tools:`.
+ */
+// deno-lint-ignore no-control-regex
+const GROUP_PATTERN = /^[^\x00-\x1f\x7f]{1,256}$/;
 /** The values of `protocol:`, the default first. */
 export const BACKEND_PROTOCOLS: readonly BackendProtocol[] = ["auto", "2025-11-25", "2026-07-28"];
 
@@ -150,12 +157,13 @@ export function parseHttp(
   raw: Dict,
   backend: BackendCommon & Pick<HttpServerConfig, "transport">,
   oauthConfigured: boolean,
+  spelling: GroupSpelling = { lowerCase: false },
 ): HttpServerConfig {
   const server: HttpServerConfig = {
     ...backend,
     url: c.string(raw.url, [...path, "url"], "the backend's MCP endpoint URL") ?? "",
     headers: c.stringMap(raw.headers, [...path, "headers"]),
-    identity: parseIdentity(c, raw.identity, [...path, "identity"]),
+    identity: parseIdentity(c, raw.identity, [...path, "identity"], spelling),
   };
   if (server.url) {
     c.placeholders(server.url, [...path, "url"]);
@@ -193,13 +201,44 @@ export function parseHttp(
   return server;
 }
 
-/** `identity:`: headers and the signed assertion, both off unless said. */
-function parseIdentity(c: Checker, value: unknown, at: ConfigPath): HttpServerConfig["identity"] {
-  const spec = value === undefined ? {} : c.object(value, at, ["headers", "assertion"]) ?? {};
-  return {
+/**
+ * `identity:`: headers and the signed assertion, both off unless said; `groups:` narrows which of
+ * the person's groups they state (all when absent).
+ */
+function parseIdentity(
+  c: Checker,
+  value: unknown,
+  at: ConfigPath,
+  spelling: GroupSpelling,
+): HttpServerConfig["identity"] {
+  const spec = value === undefined
+    ? {}
+    : c.object(value, at, ["headers", "assertion", "groups"]) ?? {};
+  const identity: HttpServerConfig["identity"] = {
     headers: c.boolean(spec.headers, [...at, "headers"], false),
     assertion: c.boolean(spec.assertion, [...at, "assertion"], false),
   };
+  if (spec.groups === undefined) return identity;
+  const path = [...at, "groups"];
+  const groups = c.stringList(spec.groups, path).map((pattern, i) => {
+    if (!GROUP_PATTERN.test(pattern)) {
+      c.fail(
+        [...path, i],
+        `not a group pattern: ${describe(pattern)}`,
+        "write a group name, with * for any characters and ? for one (e.g. eng-*); no line breaks or control characters, at most 256 characters",
+      );
+    }
+    // GitHub's teams are compared lower-cased, as access: groups are.
+    return spelling.lowerCase ? pattern.toLowerCase() : pattern;
+  });
+  if (!identity.headers && !identity.assertion) {
+    c.fail(
+      path,
+      "names the groups a backend is told, but it is told nothing",
+      "add headers: true or assertion: true beside it, or remove groups:",
+    );
+  }
+  return { ...identity, groups };
 }
 
 /** A `kind: mcp` server's URL: one for everyone, and https (people's tokens travel to it). */

@@ -133,7 +133,7 @@ function parseServer(
   const backend = parseBackendCommon(c, path, raw, common, context.substitutions);
   if (transport === "stdio") return parseStdio(c, path, raw, backend, context.oauthConfigured);
   const http = { ...backend, transport: transport as HttpServerConfig["transport"] };
-  return parseHttp(c, path, raw, http, context.oauthConfigured);
+  return parseHttp(c, path, raw, http, context.oauthConfigured, spelling);
 }
 
 /**

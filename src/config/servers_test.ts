@@ -343,3 +343,38 @@ all:
     },
   });
 });
+
+Deno.test("identity.groups: glob patterns kept as written (lower-cased behind GitHub); a control character, a non-list, or a list beside nothing told is refused with its path", () => {
+  const http = (identity: string, oauth = OAUTH) =>
+    `baseUrl: https://gw.example.com\n${oauth}servers:\n  crm:\n    transport: streamable-http\n    url: https://crm.example.com/mcp\n    identity: ${identity}\n`;
+  const read = (yaml: string) => {
+    const config = parseConfigText(yaml, () => "0123456789abcdef0123456789abcdef", "config.yaml");
+    const crm = config.servers.get("crm" as never);
+    assert.ok(crm && crm.transport === "streamable-http");
+    return crm.identity;
+  };
+  assert.deepEqual(read(http(`{ headers: true, groups: ["Eng-*", "R&D, ?aris"] }`)), {
+    headers: true,
+    assertion: false,
+    groups: ["Eng-*", "R&D, ?aris"],
+  });
+  assert.equal(read(http("{ assertion: true }")).groups, undefined, "absent: every group");
+  const github = `oauth:
+  idp: { provider: github, clientId: g, clientSecret: s }
+  allow: { orgs: [acme] }
+`;
+  assert.deepEqual(read(http(`{ assertion: true, groups: ["Acme/Eng-*"] }`, github)).groups, [
+    "acme/eng-*",
+  ]);
+  const refused = (identity: string) =>
+    issuesOf(http(identity)).map(({ path, message }) => [path.join("."), message]);
+  assert.deepEqual(refused(`{ headers: true, groups: ["eng\\n*"] }`), [
+    ["servers.crm.identity.groups.0", 'not a group pattern: "eng\n*"'],
+  ]);
+  assert.deepEqual(refused(`{ headers: true, groups: eng-* }`), [
+    ["servers.crm.identity.groups", 'expected a list, got "eng-*"'],
+  ]);
+  assert.deepEqual(refused(`{ groups: [eng-*] }`), [
+    ["servers.crm.identity.groups", "names the groups a backend is told, but it is told nothing"],
+  ]);
+});

@@ -82,4 +82,9 @@ export type UserTokenConfig =
 export interface ServerIdentity {
   headers: boolean;
   assertion: boolean;
+  /**
+   * Glob patterns (`*`, `?`, as `tools:` rules write them) naming which of the person's groups
+   * the backend is told, in X-Gatehouse-Groups and the assertion's `groups`; absent: all.
+   */
+  groups?: string[];
 }
