@@ -224,6 +224,8 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
         assert.ok((await page.content()).includes("Echoes its arguments"));
         const html = await page.content();
         assert.ok(html.includes("&lt;b&gt;final&lt;/b&gt;"), "markup shown as text");
+        // The client by the name it registered (tests/fixtures/oauth_client.ts), beside its id.
+        assert.match(html, /<bdi>Gatehouse test client<\/bdi> \(<code>gh_[A-Za-z0-9_-]+<\/code>\)/);
         // The long value is folded: its whole text is in a <details>, shut until asked.
         assert.match(html, /<details>\s*<summary>\s*<code>Dear customer/);
         await screenshot(page, "approvals-02-approved");
@@ -389,6 +391,7 @@ Deno.test("approvals: held calls wait for a person's yes in Gatehouse's page, in
       await page.getByRole("heading", { name: "Calls waiting for approval" }).waitFor();
       const link = page.getByRole("link", { name: /delete_file on files/ });
       assert.equal(await link.count(), 1);
+      assert.match(await page.content(), /through <bdi>Gatehouse test client<\/bdi>/);
       await screenshot(page, "approvals-04-list");
       await bob.close();
     });

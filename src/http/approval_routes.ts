@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import type { Clock } from "../core/clock.ts";
+import type { ClientId } from "../core/ids.ts";
 import { httpError } from "../mcp/front/http_util.ts";
 import type { ApprovalBoard } from "../mcp/approvals/approval_board.ts";
 import type { ApprovalRecords } from "../mcp/approvals/approval_records.ts";
@@ -46,6 +47,8 @@ export function approvalPages(
     events: parts.events,
     clock,
     currentIdentity: auth.tokenDeps.currentIdentity,
+    // The record holds the id a token carried, whatever kind (issued, configured, a URL).
+    clientName: async (clientId) => (await auth.clients.find(clientId as ClientId))?.clientName,
   });
   return {
     list: (c) => flow.list(c.req.raw),

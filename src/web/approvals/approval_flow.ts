@@ -31,6 +31,8 @@ export interface ApprovalFlowDeps {
    * `oauth.groupsMaxAge` (a sign-in outlives them); left out: as signed in.
    */
   currentIdentity?(identity: Identity): Promise<CurrentIdentity>;
+  /** The name a client registered (client_name), when it gave one; left out: ids only. */
+  clientName?(clientId: string): Promise<string | undefined>;
 }
 
 /** Whether `identity` may decide `record`, and if not, why (shown on the page). */
@@ -85,7 +87,7 @@ export class ApprovalFlow {
     const identity = await this.#identity(session);
     const mine = all.filter((r) => r.person.id === identity.subject && r.status === "pending");
     const forMe = all.filter((r) => r.status === "pending" && mayDecide(r, identity).ok);
-    return await approvalListPage(mine, forMe, await this.#context(session));
+    return await approvalListPage(mine, forMe, await this.#context(session, [...mine, ...forMe]));
   }
 
   /** GET /approvals/{id} */
@@ -99,7 +101,7 @@ export class ApprovalFlow {
     const identity = await this.#identity(session);
     if (!record || !this.#mayView(record, identity)) return await unknown();
     const notice = new URL(request.url).searchParams.get("notice");
-    const ctx = await this.#context(session);
+    const ctx = await this.#context(session, [record]);
     ctx.notice = notice === "approved"
       ? { ok: true, text: "Approved. The call runs now, once, with exactly these arguments." }
       : notice === "denied"
@@ -205,14 +207,31 @@ export class ApprovalFlow {
     return origin === null || origin === "null" || origin === this.#origin;
   }
 
-  async #context(session: SsoSession) {
+  async #context(session: SsoSession, shown: ApprovalRecord[]) {
     const { identity } = session;
     return {
       person: identity.email ?? identity.name ?? identity.subject,
       basePath: this.#basePath,
       csrf: await this.deps.sso.csrfToken(session),
       now: this.deps.clock.now(),
+      clientNames: await this.#clientNames(shown),
     } as Parameters<typeof approvalPage>[2];
+  }
+
+  /**
+   * The registered names of the clients `records` came through. A name is a hint beside the id
+   * (the client chose it); one that cannot be read leaves the id alone on the page.
+   */
+  async #clientNames(records: ApprovalRecord[]): Promise<Map<string, string>> {
+    const names = new Map<string, string>();
+    const lookup = this.deps.clientName;
+    if (!lookup) return names;
+    const ids = [...new Set(records.flatMap((r) => r.client === undefined ? [] : [r.client]))];
+    await Promise.all(ids.map(async (id) => {
+      const name = await lookup(id).catch(() => undefined);
+      if (name) names.set(id, name);
+    }));
+    return names;
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { html } from "hono/html";
 import type { ApprovalRecord } from "../../mcp/approvals/approval_records.ts";
-import { type Html, type Notice, noticeBlock, pageResponse } from "../layout.ts";
+import { chosen, type Html, type Notice, noticeBlock, pageResponse } from "../layout.ts";
 import { visible } from "../visible_text.ts";
 
 export interface ApprovalPageContext {
@@ -16,6 +16,24 @@ export interface ApprovalPageContext {
   csrf: string;
   now: number;
   notice?: Notice;
+  /** Registered client names (client_name) by client id, shown beside the id. */
+  clientNames?: ReadonlyMap<string, string>;
+}
+
+/**
+ * The client a call came through: its registered name (which the client chose: isolated and
+ * with control characters replaced, as the consent page shows it) beside its id.
+ */
+function clientCell(
+  written: ApprovalRecord,
+  record: ApprovalRecord,
+  ctx: ApprovalPageContext,
+): Html {
+  if (!record.client) return html`not known`;
+  const name = written.client === undefined ? undefined : ctx.clientNames?.get(written.client);
+  return name === undefined
+    ? html`<code>${record.client}</code>`
+    : html`${chosen(name)} (<code>${record.client}</code>)`;
 }
 
 /** A value longer than this is folded: its first line shows, the rest on request. */
@@ -150,7 +168,7 @@ export function approvalPage(
       ${noticeBlock(ctx.notice)}
       <dl class="facts">
         <dt>Asked by</dt><dd>${record.person.email ?? record.person.id}</dd>
-        <dt>Client</dt><dd>${record.client ? html`<code>${record.client}</code>` : "not known"}</dd>
+        <dt>Client</dt><dd>${clientCell(written, record, ctx)}</dd>
         <dt>Server</dt><dd><code>${record.server}</code>${
       record.member
         ? html`
@@ -209,9 +227,11 @@ export function approvalListPage(
         <div
           class="service-head"><h2><a href="${ctx.basePath}/approvals/${record.id}"><code>${record
             .tool}</code> on <code>${record.server}</code></a></h2>${badge(record)}</div>
-        <p class="muted small">Asked by ${record.person.email ?? record.person.id} at ${when(
-          record.requestedAt,
-        )}</p>
+        <p class="muted small">Asked by ${record.person.email ?? record.person.id}${record.client
+          ? html`
+            through ${clientCell(written, record, ctx)}
+          `
+          : ""} at ${when(record.requestedAt)}</p>
       </section>
     `;
   return pageResponse(

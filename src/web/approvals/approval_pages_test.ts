@@ -36,3 +36,19 @@ Deno.test("approvalListPage() shows them as code points too", async () => {
   assert.ok(!/[\u202e]/.test(page));
   assert.match(page, /delete⟨U\+202E⟩_file/);
 });
+
+Deno.test("the client's registered name shows beside its id, isolated, its controls replaced", async () => {
+  const named = { ...ctx, clientNames: new Map([[record.client!, `Good${RLO}lcaM\u0007`]]) };
+  for (
+    const page of [
+      await (await approvalPage(record, { ok: true }, named)).text(),
+      await (await approvalListPage([record], [], named)).text(),
+    ]
+  ) {
+    assert.ok(!/[\u202e\u0007]/.test(page), "no control or reordering character reaches the page");
+    assert.match(page, /<bdi>Good\ufffdlcaM\ufffd<\/bdi> \(<code>Claude⟨U\+202E⟩<\/code>\)/);
+  }
+  // Without a registered name, the id alone.
+  const bare = await (await approvalPage(record, { ok: true }, ctx)).text();
+  assert.ok(!bare.includes("<bdi>Good"));
+});
