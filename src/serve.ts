@@ -61,6 +61,24 @@ export interface ServeOptions {
   env: (name: string) => string | undefined;
 }
 
+/** A listener of its own beside the gateway's, saying so in the log once it listens. */
+function serveBeside(
+  listen: { hostname: string; port: number },
+  what: string,
+  logger: ReturnType<typeof createLogger>,
+  handler: (request: Request) => Response | Promise<Response>,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve(
+    {
+      hostname: listen.hostname,
+      port: listen.port,
+      onListen: () =>
+        logger.info(`${what} listening`, { listen: `${listen.hostname}:${listen.port}` }),
+    },
+    handler,
+  );
+}
+
 /**
  * The operator console on a listener of its own (`admin.listen`): its paths only, served by the
  * running gateway's console (a reload swaps it; a changed address needs a restart).
@@ -70,13 +88,10 @@ function serveConsole(
   current: () => { handle(request: Request): Promise<Response> } | undefined,
   logger: ReturnType<typeof createLogger>,
 ): Deno.HttpServer<Deno.NetAddr> {
-  return Deno.serve(
-    {
-      hostname: listen.hostname,
-      port: listen.port,
-      onListen: () =>
-        logger.info("console listening", { listen: `${listen.hostname}:${listen.port}` }),
-    },
+  return serveBeside(
+    listen,
+    "console",
+    logger,
     (request) => current()?.handle(request) ?? new Response("not found\n", { status: 404 }),
   );
 }
@@ -87,13 +102,10 @@ function serveMetrics(
   gateway: { metrics(): string },
   logger: ReturnType<typeof createLogger>,
 ): Deno.HttpServer<Deno.NetAddr> {
-  return Deno.serve(
-    {
-      hostname: listen.hostname,
-      port: listen.port,
-      onListen: () =>
-        logger.info("metrics listening", { listen: `${listen.hostname}:${listen.port}` }),
-    },
+  return serveBeside(
+    listen,
+    "metrics",
+    logger,
     (request) =>
       new URL(request.url).pathname === "/metrics" && request.method === "GET"
         ? new Response(gateway.metrics(), {
