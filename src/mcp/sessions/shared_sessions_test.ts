@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { Limits, ServerConfig } from "../../config/types.ts";
+import { DEFAULT_LIMITS } from "../../config/limits.ts";
 import { Deadlines } from "../../core/deadlines.ts";
 import { userId } from "../../core/ids.ts";
 import type { Principal } from "../../core/principal.ts";
@@ -23,20 +24,15 @@ const SERVER = {
 const ANN: Principal = { id: userId("ann") };
 const IDLE_MS = 60_000;
 
+/** The defaults, with room for few sessions and processes and the test's idle timeout. */
 const LIMITS: Limits = {
+  ...DEFAULT_LIMITS,
   sessionsPerUser: 5,
   maxSessions: 10,
   sessionIdleTimeoutMs: IDLE_MS,
-  requestTimeoutMs: 60_000,
   maxMessageBytes: 1_048_576,
   maxStreamBufferBytes: 1_048_576,
-  processesPerUser: 10,
   maxProcesses: 100,
-  listenUris: 100,
-  listenUrisPerUser: 1_000,
-  toolsPerServer: 2_000,
-  heldToolRetentionMs: 30 * 86_400_000,
-  pendingApprovalsPerUser: 20,
 };
 
 interface Replica {
