@@ -6,19 +6,16 @@
  */
 import assert from "node:assert/strict";
 import * as jose from "jose";
-import { selfSignedCertificate } from "./fixtures/certificates.ts";
-import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { IdJagKeys } from "./fixtures/idp_id_jag.ts";
 import { startRelay } from "./fixtures/ports.ts";
+import { cimdGatewayYaml, startDocumentServer } from "./fixtures/cimd_documents.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 Deno.test("ID-JAG with private_key_jwt: a CIMD client's keys inline or at its jwks_uri authenticate it; a replayed or foreign client assertion is refused", async () => {
-  const tls = await selfSignedCertificate();
   const inline = await jose.generateKeyPair("ES256", { extractable: true });
   const remote = await jose.generateKeyPair("ES256", { extractable: true });
   const stranger = await jose.generateKeyPair("ES256", { extractable: true });
@@ -30,18 +27,7 @@ Deno.test("ID-JAG with private_key_jwt: a CIMD client's keys inline or at its jw
   });
   const inlineJwk = await publicJwk(inline.publicKey, "inline-1");
   const remoteJwk = await publicJwk(remote.publicKey, "remote-1");
-  const fetched: string[] = [];
-  const ready = Promise.withResolvers<number>();
-  const documents = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: tls.cert,
-    key: tls.key,
-    onListen: ({ port }) => ready.resolve(port),
-  }, (request) => {
-    const url = new URL(request.url);
-    fetched.push(url.pathname);
-    const self = `https://localhost:${url.port}${url.pathname}`;
+  const documents = await startDocumentServer((url, self) => {
     const document = {
       client_id: self,
       client_name: "Agent",
@@ -57,31 +43,16 @@ Deno.test("ID-JAG with private_key_jwt: a CIMD client's keys inline or at its jw
     if (url.pathname === "/keys.json") return Response.json({ keys: [remoteJwk] });
     return new Response("not found", { status: 404 });
   });
-  const docs = `https://localhost:${await ready.promise}`;
+  const docs = documents.origin;
   const keys = await IdJagKeys.create();
   const idp = await startIdp([], {
     idJag: { keys, policy: { clients: {}, lifetime: 300, issued: 0 } },
   });
   const relay = startRelay();
-  const gateway = await startGatewayProcess(
-    `
-listen: 127.0.0.1:{{PORT}}
-baseUrl: ${relay.url}
-storage: ":memory:"
-servers:
-  alpha:
-    transport: stdio
-    command: deno
-    env: { ${DENO_DIR_YAML} }
-    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
-oauth:
-  idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
-  allow: { domains: [example.com] }
-  clientMetadataDocuments: { allowPrivateHosts: [localhost] }
-  idJag: true
-`,
-    { DENO_CERT: tls.certFile },
-  );
+  const gateway = await startGatewayProcess(cimdGatewayYaml(relay.url, idp, "  idJag: true"), {
+    DENO_CERT: documents.certFile,
+  });
+
   relay.forwardTo(gateway.port);
   const url = relay.url;
   const now = () => Math.floor(Date.now() / 1000);
@@ -197,12 +168,12 @@ oauth:
       await clientAssertion(remoteAgent, remote.privateKey, "remote-1"),
     );
     assert.equal(viaUri.status, 200, JSON.stringify(viaUri.body));
-    assert.equal(fetched.filter((path) => path === "/keys.json").length, 1);
+    assert.equal(documents.fetched.filter((path) => path === "/keys.json").length, 1);
     assert.ok(!gateway.logs().includes(once.split(".")[2]), "no client assertion in the logs");
   } finally {
     await gateway.close();
     await relay.close();
     await idp.close();
-    await documents.shutdown();
+    await documents.close();
   }
 });

@@ -15,12 +15,8 @@ import { startIdp } from "./fixtures/idp.ts";
 import { connectWithOAuth, MemoryOAuthProvider, REDIRECT_URI } from "./fixtures/oauth_client.ts";
 import { authorizeParams } from "./fixtures/oauth_raw.ts";
 import { startRelay } from "./fixtures/ports.ts";
-import { selfSignedCertificate } from "./fixtures/certificates.ts";
+import { cimdGatewayYaml, startDocumentServer } from "./fixtures/cimd_documents.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
-import { within } from "./fixtures/waits.ts";
-import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
-
-const ROOT = new URL("../", import.meta.url).pathname;
 
 Deno.test("a person whose identity provider subject is 4 KB long signs in, keeps a pasted token and calls a tool with it", async () => {
   const setup = await startCredentialGateway();
@@ -59,49 +55,25 @@ Deno.test("a person whose identity provider subject is 4 KB long signs in, keeps
 });
 
 Deno.test("a client whose metadata document URL (its client_id) is 2 KB long is authorized and calls a tool", async () => {
-  const tls = await selfSignedCertificate();
-  const ready = Promise.withResolvers<number>();
-  const documents = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: tls.cert,
-    key: tls.key,
-    onListen: ({ port }) => ready.resolve(port),
-  }, (request) => {
-    const url = new URL(request.url);
-    return Response.json({
-      client_id: `https://localhost:${url.port}${url.pathname}`,
+  const documents = await startDocumentServer((_url, self) =>
+    Response.json({
+      client_id: self,
       client_name: "CIMD client with a long URL",
       redirect_uris: [REDIRECT_URI],
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",
-    });
-  });
-  const docPort = await ready.promise;
+    })
+  );
   const relay = startRelay();
   const idp = await startIdp([`${relay.url}/oauth/callback`]);
-  const gateway = await startGatewayProcess(
-    `
-listen: 127.0.0.1:{{PORT}}
-baseUrl: ${relay.url}
-storage: ":memory:"
-servers:
-  alpha:
-    transport: stdio
-    command: deno
-    env: { ${DENO_DIR_YAML} }
-    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
-oauth:
-  idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
-  allow: { domains: [example.com] }
-  clientMetadataDocuments: { allowPrivateHosts: [localhost] }
-`,
-    { DENO_CERT: tls.certFile },
-  );
+  const gateway = await startGatewayProcess(cimdGatewayYaml(relay.url, idp), {
+    DENO_CERT: documents.certFile,
+  });
+
   relay.forwardTo(gateway.port);
   try {
-    const origin = `https://localhost:${docPort}`;
+    const origin = documents.origin;
     // The longest client_id Gatehouse admits (2048 characters).
     const clientId = `${origin}/clients/${
       "c".repeat(2048 - origin.length - "/clients/.json".length)
@@ -128,7 +100,6 @@ oauth:
     await gateway.close();
     await relay.close();
     await idp.close();
-    await within("the client metadata server to shut down", documents.shutdown());
-    await Deno.remove(tls.dir, { recursive: true });
+    await documents.close();
   }
 });

@@ -9,27 +9,12 @@ import { authorizeParams } from "./fixtures/oauth_raw.ts";
 import { startGatewayProcess } from "./fixtures/gateway_process.ts";
 import { startIdp } from "./fixtures/idp.ts";
 import { startRelay } from "./fixtures/ports.ts";
-import { selfSignedCertificate } from "./fixtures/certificates.ts";
+import { cimdGatewayYaml, startDocumentServer } from "./fixtures/cimd_documents.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
-import { waitUntil, within } from "./fixtures/waits.ts";
-import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
-
-const ROOT = new URL("../", import.meta.url).pathname;
+import { waitUntil } from "./fixtures/waits.ts";
 
 Deno.test("CIMD: the SDK client's URL client_id works; loopback, redirects and mismatches are refused", async () => {
-  const tls = await selfSignedCertificate();
-  const fetched: string[] = [];
-  const ready = Promise.withResolvers<number>();
-  const documents = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: tls.cert,
-    key: tls.key,
-    onListen: ({ port }) => ready.resolve(port),
-  }, (request) => {
-    const url = new URL(request.url);
-    fetched.push(url.pathname);
-    const self = `https://localhost:${url.port}${url.pathname}`;
+  const documents = await startDocumentServer((url, self) => {
     const document = {
       client_id: self,
       client_name: "CIMD test client",
@@ -49,32 +34,16 @@ Deno.test("CIMD: the SDK client's URL client_id works; loopback, redirects and m
     }
     return new Response("not found", { status: 404 });
   });
-  const docPort = await ready.promise;
   // The process is started behind a relay, whose address the identity provider knows first.
   const relay = startRelay();
   const idp = await startIdp([`${relay.url}/oauth/callback`]);
-  const gateway = await startGatewayProcess(
-    `
-listen: 127.0.0.1:{{PORT}}
-baseUrl: ${relay.url}
-storage: ":memory:"
-servers:
-  alpha:
-    transport: stdio
-    command: deno
-    env: { ${DENO_DIR_YAML} }
-    args: [run, "${ROOT}tests/fixtures/minimal_server.ts"]
-oauth:
-  idp: { provider: oidc, issuer: "${idp.issuer}", clientId: ${idp.clientId}, clientSecret: "${idp.clientSecret}" }
-  allow: { domains: [example.com] }
-  clientMetadataDocuments: { allowPrivateHosts: [localhost] }
-`,
-    { DENO_CERT: tls.certFile },
-  );
+  const gateway = await startGatewayProcess(cimdGatewayYaml(relay.url, idp), {
+    DENO_CERT: documents.certFile,
+  });
   relay.forwardTo(gateway.port);
   const url = relay.url;
   try {
-    const docs = `https://localhost:${docPort}`;
+    const docs = documents.origin;
     const provider = new MemoryOAuthProvider(`${docs}/client.json`);
     const { client } = await connectWithOAuth(
       new UserAgent(),
@@ -85,7 +54,11 @@ oauth:
     const result = await client.callTool({ name: "echo", arguments: { via: "cimd" } });
     assert.deepEqual(result.content, [{ type: "text", text: '{"via":"cimd"}' }]);
     await client.close();
-    assert.equal(fetched.filter((p) => p === "/client.json").length, 1, "cached by max-age");
+    assert.equal(
+      documents.fetched.filter((p) => p === "/client.json").length,
+      1,
+      "cached by max-age",
+    );
 
     const refused = async (clientId: string) => {
       const params = await authorizeParams(clientId, {}, `${url}/alpha`);
@@ -103,7 +76,7 @@ oauth:
       resolve(port);
     });
     const failures: [string, RegExp][] = [
-      [`https://127.0.0.1:${docPort}/client.json`, /non-public address 127\.0\.0\.1/],
+      [`https://127.0.0.1:${documents.port}/client.json`, /non-public address 127\.0\.0\.1/],
       ["https://10.0.0.7/client.json", /non-public address 10\.0\.0\.7/],
       ["https://does-not-resolve.invalid/client.json", /does not resolve/],
       [`https://localhost:${closed}/client.json`, /refused|connect/i],
@@ -133,7 +106,6 @@ oauth:
     await gateway.close();
     await relay.close();
     await idp.close();
-    await within("the client metadata server to shut down", documents.shutdown());
-    await Deno.remove(tls.dir, { recursive: true });
+    await documents.close();
   }
 });
