@@ -5,7 +5,8 @@ import { deriveAesKey } from "../crypto/keys.ts";
 import { KEYS } from "../store/keys.ts";
 import { openKvStore } from "../store/kv.ts";
 import { testClock } from "../../tests/fixtures/clock.ts";
-import { IdpTokenVault } from "./idp_token_vault.ts";
+import { sleep, within } from "../../tests/fixtures/waits.ts";
+import { IdpTokenVault, REFRESH_LEASE_MS } from "./idp_token_vault.ts";
 
 const SECRET = new Secret("idp-token-test-secret-0123456789-abcdefghijk");
 const TOKENS: IdpTokens = {
@@ -19,7 +20,9 @@ async function vaultOn(secret = SECRET) {
   const store = await openKvStore(":memory:");
   const clock = testClock();
   const keys = [await deriveAesKey(secret, "idp-tokens")];
-  return { store, clock, vault: new IdpTokenVault({ store, keys, clock, keepMs: 60_000 }) };
+  const vault = () => new IdpTokenVault({ store, keys, clock, keepMs: 60_000 });
+  /** Another replica's vault: the same storage and secret, its own memory. */
+  return { store, clock, vault: vault(), replica: vault() };
 }
 
 Deno.test("IdpTokenVault keeps a person's provider tokens sealed, bound to the person", async () => {
@@ -64,6 +67,65 @@ Deno.test("IdpTokenVault: a record past its keeping time, or forgotten, is not r
     await vault.keep("oidc:alice", TOKENS);
     await vault.forget("oidc:alice");
     assert.equal((await vault.read("oidc:alice")).tokens, undefined);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("IdpTokenVault.oneAtATime(): a refresh on one replica waits for another replica's to end, and the hold is gone after either", async () => {
+  const { store, vault, replica } = await vaultOn();
+  try {
+    const events: string[] = [];
+    const gate = Promise.withResolvers<void>();
+    const first = vault.oneAtATime("oidc:alice", async () => {
+      events.push("a starts");
+      await gate.promise;
+      events.push("a ends");
+    });
+    await within(
+      "replica A's refresh to start",
+      (async () => {
+        while (!events.includes("a starts")) await sleep(5);
+      })(),
+    );
+    const second = replica.oneAtATime("oidc:alice", () => {
+      events.push("b starts");
+      return Promise.resolve("b's answer");
+    });
+    // Several of B's looks at the hold go by while A is at the provider.
+    await sleep(300);
+    assert.deepEqual(events, ["a starts"]);
+    gate.resolve();
+    assert.equal(await within("replica B's refresh after A's", second, 10_000), "b's answer");
+    await first;
+    assert.deepEqual(events, ["a starts", "a ends", "b starts"]);
+    assert.equal(await store.get(KEYS.idpRefreshLease("oidc:alice")), undefined);
+    // Another person is never held by Alice's refresh, and a failed refresh lets go too.
+    await assert.rejects(
+      replica.oneAtATime("oidc:bob", () => Promise.reject(new Error("refused"))),
+      /refused/,
+    );
+    assert.equal(await store.get(KEYS.idpRefreshLease("oidc:bob")), undefined);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("IdpTokenVault.oneAtATime(): a hold left by a replica that died stops others only until it lapses", async () => {
+  const { store, clock, vault } = await vaultOn();
+  try {
+    await store.set(KEYS.idpRefreshLease("oidc:alice"), {
+      holder: "a replica that died",
+      expiresAt: clock.now() + REFRESH_LEASE_MS,
+    });
+    let ran = false;
+    const refresh = vault.oneAtATime("oidc:alice", () => Promise.resolve(ran = true));
+    await sleep(300);
+    assert.equal(ran, false, "the hold was not waited for");
+    clock.advance(REFRESH_LEASE_MS);
+    // Well before the bound on waiting (a lease's length on the platform's timers).
+    await within("the refresh once the dead replica's hold lapsed", refresh, 10_000);
+    assert.equal(ran, true);
   } finally {
     store.close();
   }
