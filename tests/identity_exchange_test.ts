@@ -16,6 +16,7 @@ import { callTool2026 } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { idpSection } from "./fixtures/oauth_gateway.ts";
 import { openKvStore } from "../src/store/kv.ts";
+import { ENGINES, SHARED_ENGINES } from "./fixtures/stores.ts";
 import type { Store } from "../src/store/store.ts";
 import { KEYS } from "../src/store/keys.ts";
 
@@ -34,7 +35,12 @@ interface Setup {
 
 async function withExchange(
   test: (s: Setup) => Promise<void>,
-  options: { audiences?: string[]; rotateRefreshTokens?: boolean; replica?: boolean } = {},
+  options: {
+    audiences?: string[];
+    rotateRefreshTokens?: boolean;
+    /** A second replica, on its own handle of a storage of this engine (ENGINES). */
+    replicaOn?: string;
+  } = {},
 ) {
   const policy = await exchangePolicy(options.audiences ?? ["ledger-api"]);
   const socket = await listenForGateway();
@@ -45,10 +51,12 @@ async function withExchange(
   });
   const backend = await startIdentityBackend(verifyAt(idp.issuer, policy.audiences));
   const clock = testClock();
-  const store = await openKvStore(":memory:", { clock });
+  const engine = ENGINES.find((one) => one.name === options.replicaOn);
+  const opened = await engine?.open(clock);
+  const store = opened?.store ?? await openKvStore(":memory:", { clock });
   let gw: TestGateway | undefined;
   let replica: TestGateway | undefined;
-  const replicaSocket = options.replica ? await listenForGateway() : undefined;
+  const replicaSocket = opened ? await listenForGateway() : undefined;
   try {
     const yaml = `
 baseUrl: http://127.0.0.1:{{PORT}}
@@ -75,7 +83,7 @@ ${idpSection(idp)}
     replica = await replicaSocket?.start(
       yaml.replaceAll("{{PORT}}", String(socket.port)),
       { IDP_SECRET: idp.clientSecret },
-      { clock, store },
+      { clock, store: opened?.other },
     );
     await test({ gw, idp, policy, backend, clock, store, yaml, replica });
   } finally {
@@ -85,7 +93,8 @@ ${idpSection(idp)}
     else await socket.close();
     await idp.close();
     await backend.close();
-    store.close();
+    if (opened) await opened.close();
+    else store.close();
   }
 }
 
@@ -244,28 +253,30 @@ Deno.test("kind: exchange: two backends needing the person's expired IdP token a
   }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true });
 });
 
-Deno.test("kind: exchange on two replicas: both needing the person's expired IdP token at once refresh it one after the other, so an IdP that rotates refresh tokens keeps the sign-in", async () => {
-  await withExchange(async (s) => {
-    const alice = await signIn(s, "alice@example.com");
-    s.clock.advance(61 * 60_000);
-    // Each replica's exchange finds the IdP access token expired at the same instant; without
-    // a hold across replicas both present the same refresh token, and the IdP revokes the grant.
-    const [here, there] = await Promise.all([
-      whoami(s, alice),
-      whoami(s, alice, "vault", "whoami", s.replica!.url),
-    ]);
-    assert.equal(jose.decodeJwt(bearerOf(here)).aud, "ledger-api");
-    assert.equal(jose.decodeJwt(bearerOf(there)).aud, "vault-api");
-    // The second found the first's refreshed token and used it.
-    assert.equal(s.idp.grants.refresh_token, 1);
-    // The refresh token the IdP rotated in is the one kept: the next hour's refresh works on
-    // either replica.
-    s.clock.advance(61 * 60_000);
-    bearerOf(await whoami(s, alice, "ledger", "whoami", s.replica!.url));
-    assert.equal(s.idp.grants.refresh_token, 2);
-    bearerOf(await whoami(s, alice, "vault"));
-  }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true, replica: true });
-});
+for (const engine of SHARED_ENGINES) {
+  Deno.test(`kind: exchange on two replicas (${engine}): both needing the person's expired IdP token at once refresh it one after the other, so an IdP that rotates refresh tokens keeps the sign-in`, async () => {
+    await withExchange(async (s) => {
+      const alice = await signIn(s, "alice@example.com");
+      s.clock.advance(61 * 60_000);
+      // Each replica's exchange finds the IdP access token expired at the same instant; without
+      // a hold across replicas both present the same refresh token, and the IdP revokes the grant.
+      const [here, there] = await Promise.all([
+        whoami(s, alice),
+        whoami(s, alice, "vault", "whoami", s.replica!.url),
+      ]);
+      assert.equal(jose.decodeJwt(bearerOf(here)).aud, "ledger-api");
+      assert.equal(jose.decodeJwt(bearerOf(there)).aud, "vault-api");
+      // The second found the first's refreshed token and used it.
+      assert.equal(s.idp.grants.refresh_token, 1);
+      // The refresh token the IdP rotated in is the one kept: the next hour's refresh works on
+      // either replica.
+      s.clock.advance(61 * 60_000);
+      bearerOf(await whoami(s, alice, "ledger", "whoami", s.replica!.url));
+      assert.equal(s.idp.grants.refresh_token, 2);
+      bearerOf(await whoami(s, alice, "vault"));
+    }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true, replicaOn: engine });
+  });
+}
 
 Deno.test("kind: exchange: after a reload names another audience, the backend gets a token for that audience, not the one kept for the last", async () => {
   await withExchange(async (s) => {
