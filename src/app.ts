@@ -33,6 +33,7 @@ import type { StorageMonitor } from "./store/monitored.ts";
 import { ProcessPool } from "./mcp/backends/process_pool.ts";
 import type { Logger } from "./observability/logger.ts";
 import { KEYS } from "./store/keys.ts";
+import { Readiness } from "./store/readiness.ts";
 import type { Store } from "./store/store.ts";
 import { storeSessionDirectory } from "./mcp/sessions/shared_sessions.ts";
 import { Deadlines } from "./core/deadlines.ts";
@@ -281,6 +282,7 @@ export async function createGateway(
     metrics,
     policies,
     storage: deps.storageMonitor,
+    ...(deps.storageMonitor && { readiness: new Readiness(store, clock) }),
     approvals,
     assertionKeys: identity.keys,
   });

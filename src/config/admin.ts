@@ -23,6 +23,7 @@ const TAKEN = new Set([
   "revoke",
   "clients",
   "health",
+  "ready",
   "metrics",
   ".well-known",
 ]);

@@ -130,7 +130,7 @@ export function endpointKind(path: string, basePath: string): string {
   const mcp = /^\/[^/]+\/(mcp|sse|message)$/.exec(rest);
   if (mcp) return mcp[1];
   if (rest.startsWith("/my/")) return "page";
-  if (rest === "/health" || rest === "/metrics") return rest.slice(1);
+  if (rest === "/health" || rest === "/ready" || rest === "/metrics") return rest.slice(1);
   if (
     /^\/(authorize|token|register|clients|oauth|logout)(\/|$)/.test(rest) ||
     path.startsWith("/.well-known/")

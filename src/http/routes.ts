@@ -20,6 +20,7 @@ import type { StatelessLinks } from "../mcp/stateless/stateless_links.ts";
 import type { Logger } from "../observability/logger.ts";
 import { EXPOSITION_CONTENT_TYPE, type GatewayMetrics } from "../observability/metrics.ts";
 import type { StorageMonitor } from "../store/monitored.ts";
+import type { Readiness } from "../store/readiness.ts";
 import type { Policies } from "../policy/server_policy.ts";
 import { type AssertionKeys, JWKS_MAX_AGE_S } from "../credentials/assertion_keys.ts";
 import type { ServerAuthenticator } from "./bearer.ts";
@@ -61,6 +62,8 @@ export interface RouteDeps {
   policies: Policies;
   /** Whether the storage answers, for /health (absent: not watched, said as up). */
   storage?: StorageMonitor;
+  /** Asks the storage whether it answers now, for /ready (absent: not watched, always ready). */
+  readiness?: Readiness;
   /** The operator console, when `admin:` is configured (web/admin/). */
   console?: { handle(request: Request): Promise<Response> };
   /** Held calls' records, for the approval pages. */
@@ -105,6 +108,14 @@ export function buildRoutes(deps: RouteDeps): Routes {
     // 200 while storage is down too: this replica still serves what needs none, and its peers
     // share the same database, so a balancer taking them all out would stop everything.
     get("/health", (c) => c.json({ status: "ok", storage: deps.storage?.state ?? "up" })),
+    // For a balancer that should send new traffic elsewhere while this replica's storage is
+    // away (docs/deploy.md, replicas): 503 with Retry-After until a read succeeds again.
+    get("/ready", async (c) => {
+      if (!deps.readiness || await deps.readiness.check()) {
+        return c.json({ status: "ok", storage: "up" });
+      }
+      return c.json({ status: "unavailable", storage: "down" }, 503, { "retry-after": "5" });
+    }),
     get("/metrics", (c) => metricsEndpoint(c, config, metrics)),
 
     // Per-address limits on the OAuth endpoints and the browser pages.

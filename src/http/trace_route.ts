@@ -27,6 +27,7 @@ export function httpRoute(
     case "message":
       return `${basePath}/{server}/${kind}`;
     case "health":
+    case "ready":
     case "metrics":
       return `${basePath}${rest}`;
     case "oauth":

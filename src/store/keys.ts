@@ -53,6 +53,8 @@ function encodedSize(part: string): number {
 export const KEYS = {
   /** The generated master secret, when the config gives none. */
   masterSecret: ["gatehouse", "master-secret"] as const,
+  /** Never written: /ready reads it to learn whether the storage answers. */
+  readinessProbe: ["gatehouse", "ready-probe"] as const,
   /** The ACME account key for one directory (sealed), shared by replicas. */
   acmeAccount: (directory: string) => boundedKey(["tls", "acme-account", directory]),
   /** The certificate obtained for a domain through ACME, its private key sealed. */
