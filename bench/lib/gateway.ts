@@ -8,7 +8,7 @@ import { RUNTIME_PERMISSIONS } from "../../scripts/compile.ts";
 import { type IdpOptions, startIdp, type TestIdp } from "../../tests/fixtures/idp.ts";
 import { exchangeCode, obtainCode, registerClient } from "../../tests/fixtures/oauth_raw.ts";
 import { UserAgent } from "../../tests/fixtures/user_agent.ts";
-import { freePort, type Running, startDeno, waitForOk } from "./processes.ts";
+import { freePort, type Running, startDeno, startListening, waitForOk } from "./processes.ts";
 import { DENO_DIR_YAML } from "../../tests/fixtures/deno_dir.ts";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
@@ -140,4 +140,22 @@ export function httpAndStdioServers(backendUrl: string): string {
     url: ${backendUrl}
     public: true
 ${stdioServer("stdio", `${ROOT}tests/fixtures/minimal_server.ts`, [], "    public: true\n")}`;
+}
+
+/**
+ * The minimal Streamable HTTP backend (bench/backends/minimal_http.ts) answering in JSON, with
+ * the permissions to read the run's environment and files.
+ */
+export function startMinimalBackend(): Promise<Running & { url: string }> {
+  return startListening(
+    [
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      `${ROOT}bench/backends/minimal_http.ts`,
+      "0",
+      "json",
+    ],
+    "/mcp",
+  );
 }

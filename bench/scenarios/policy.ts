@@ -6,9 +6,8 @@
  * the run's noise, taken as 5%). Beside it, the policy's own cost in process: the server's
  * access check and the call's tool check, compiled as the gateway compiles them.
  */
-import { BENCH_TOKEN, ROOT, startGateway } from "../lib/gateway.ts";
+import { BENCH_TOKEN, startGateway, startMinimalBackend } from "../lib/gateway.ts";
 import { type LoadResult, medianOf, openSession, request, runLoad } from "../lib/load.ts";
-import { startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 import type { ServerConfig } from "../../src/config/types.ts";
 import { compilePolicies } from "../../src/policy/server_policy.ts";
@@ -57,17 +56,7 @@ export async function policyCost(results: Results, calls: number): Promise<void>
     value: Math.round(evaluationNs()),
     unit: "ns",
   });
-  const backend = await startListening(
-    [
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      `${ROOT}bench/backends/minimal_http.ts`,
-      "0",
-      "json",
-    ],
-    "/mcp",
-  );
+  const backend = await startMinimalBackend();
   const groups = Array.from({ length: RULES }, (_, i) => `group-${i}`);
   const rules = groups.map((group, i) =>
     `        - { tools: ["${

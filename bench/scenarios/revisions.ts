@@ -5,26 +5,15 @@
  * goes through the person's link and both translations; the target is no more gateway CPU
  * than the session call.
  */
-import { BENCH_TOKEN, ROOT, startGateway } from "../lib/gateway.ts";
+import { BENCH_TOKEN, startGateway, startMinimalBackend } from "../lib/gateway.ts";
 import { type LoadResult, medianOf, openSession, request, runLoad } from "../lib/load.ts";
-import { startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
 
 const ROUNDS = 3;
 const MODERN = "2026-07-28";
 
 export async function revisions(results: Results, calls: number): Promise<void> {
-  const backend = await startListening(
-    [
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      `${ROOT}bench/backends/minimal_http.ts`,
-      "0",
-      "json",
-    ],
-    "/mcp",
-  );
+  const backend = await startMinimalBackend();
   const gateway = await startGateway(`  min:
     transport: streamable-http
     url: ${backend.url}

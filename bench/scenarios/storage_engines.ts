@@ -9,10 +9,10 @@
  *   - a proxied tools/call through a gateway process with a static bearer token: CPU µs per call
  *     and p50 (goal: the same on both, since a call does not touch storage).
  */
-import { BENCH_TOKEN, ROOT, startGateway } from "../lib/gateway.ts";
+import { BENCH_TOKEN, startGateway, startMinimalBackend } from "../lib/gateway.ts";
 import { openSession, request, runLoad } from "../lib/load.ts";
-import { startListening } from "../lib/processes.ts";
 import type { Results } from "../lib/report.ts";
+import { median, timeCalls } from "../lib/timing.ts";
 import {
   codeForm,
   exchange,
@@ -29,33 +29,13 @@ import type { Store } from "../../src/store/store.ts";
 
 const SCENARIO = "14 storage: KV file vs PostgreSQL";
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
 async function timed(
   results: Results,
   label: string,
   calls: number,
   call: (i: number) => Promise<unknown>,
 ): Promise<void> {
-  const durations: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < calls; i++) {
-    const at = performance.now();
-    await call(i);
-    durations.push(performance.now() - at);
-  }
-  const elapsed = performance.now() - started;
-  durations.sort((a, b) => a - b);
-  results.add({
-    scenario: SCENARIO,
-    case: label,
-    rate: calls / (elapsed / 1000),
-    p50: median(durations),
-    p99: durations[Math.floor(durations.length * 0.99)],
-  });
+  results.add({ scenario: SCENARIO, case: label, ...(await timeCalls(calls, call)) });
 }
 
 async function closeStore(store: Store): Promise<void> {
@@ -66,17 +46,7 @@ async function closeStore(store: Store): Promise<void> {
 export async function storageEngines(results: Results, calls: number): Promise<void> {
   const postgres = await startPostgres();
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-storage-" });
-  const backend = await startListening(
-    [
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      `${ROOT}bench/backends/minimal_http.ts`,
-      "0",
-      "json",
-    ],
-    "/mcp",
-  );
+  const backend = await startMinimalBackend();
   try {
     const engines = [
       { name: "KV file", storage: `${dir}/gatehouse.kv` },

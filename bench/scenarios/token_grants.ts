@@ -19,13 +19,10 @@ import {
 import { IssuerKeys } from "../../src/oauth/issuer_keys.ts";
 import { JWT_BEARER } from "../../src/oauth/metadata.ts";
 import type { Results } from "../lib/report.ts";
+import { timeCalls } from "../lib/timing.ts";
 
 const IDP = "https://login.example.com";
 const SECRET = "bench-confidential-secret-0123456789abcdef";
-
-function median(sorted: number[]): number {
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 async function timed(
   results: Results,
@@ -34,21 +31,10 @@ async function timed(
   call: (i: number) => Promise<unknown>,
 ): Promise<void> {
   for (let i = 0; i < Math.min(200, calls / 10); i++) await call(calls + i); // warm-up
-  const durations: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < calls; i++) {
-    const at = performance.now();
-    await call(i);
-    durations.push(performance.now() - at);
-  }
-  const elapsed = performance.now() - started;
-  durations.sort((a, b) => a - b);
   results.add({
     scenario: "13 token grants, in process",
     case: label,
-    rate: calls / (elapsed / 1000),
-    p50: median(durations),
-    p99: durations[Math.floor(durations.length * 0.99)],
+    ...(await timeCalls(calls, call)),
   });
 }
 
