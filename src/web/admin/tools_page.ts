@@ -22,6 +22,19 @@ export function changedFields(before: unknown, after: unknown): string[] {
   return [...names].filter((name) => JSON.stringify(a[name]) !== JSON.stringify(b[name])).sort();
 }
 
+/** A table with a header row naming `columns`, then `rows` (each a `<tr>`). */
+function table(columns: string[], rows: Html[], className?: string): Html {
+  const open = className ? html`<table class="${className}">` : html`<table>`;
+  return html`
+    ${open}
+      <thead>
+      <tr>${columns.map((column) => html`<th scope="col">${column}</th>`)}</tr>
+    </thead>
+      <tbody>${rows}</tbody>
+    </table>
+  `;
+}
+
 function diffTable(row: ToolRow): Html {
   const held = row.held!;
   const before = row.approved?.definition as Record<string, unknown> | undefined;
@@ -31,31 +44,23 @@ function diffTable(row: ToolRow): Html {
       <code>${held.digest}</code>.</p>`;
   }
   const fields = changedFields(before, after);
-  return html`
-    <table class="diff">
-      <thead>
+  return table(
+    ["Field", "Approved", "Seen (held)"],
+    fields.map((field) =>
+      html`
         <tr>
-          <th scope="col">Field</th>
-          <th scope="col">Approved</th>
-          <th
-            scope="col">Seen (held)</th>
+          <th scope="row"><code>${shown(field, 40)}</code></th>
+          <td>${before && field in before
+            ? shownJson(before[field])
+            : html`<span class="muted">${row.approved ? "absent" : "never approved"}</span>`}</td>
+          <td>${field in after
+            ? shownJson(after[field])
+            : html`<span class="muted">removed</span>`}</td>
         </tr>
-      </thead>
-      <tbody>${fields.map((field) =>
-        html`
-          <tr>
-            <th scope="row"><code>${shown(field, 40)}</code></th>
-            <td>${before && field in before
-              ? shownJson(before[field])
-              : html`<span class="muted">${row.approved ? "absent" : "never approved"}</span>`}</td>
-            <td>${field in after
-              ? shownJson(after[field])
-              : html`<span class="muted">removed</span>`}</td>
-          </tr>
-        `
-      )}</tbody>
-    </table>
-  `;
+      `
+    ),
+    "diff",
+  );
 }
 
 function heldCard(ctx: ConsoleContext, row: ToolRow): Html {
@@ -109,19 +114,10 @@ function approvedTable(ctx: ConsoleContext, rows: ToolRow[], page: number): Html
   if (!rows.length) {
     return html`<p class="muted">No tool approved yet (tools are recorded when a client lists them).</p>`;
   }
-  return html`
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Server</th>
-          <th scope="col">Tool</th>
-          <th
-            scope="col">Approved by</th>
-          <th scope="col">When</th>
-          <th scope="col">Digest</th>
-        </tr>
-      </thead>
-      <tbody>${shownRows.map((row) =>
+  return html`${
+    table(
+      ["Server", "Tool", "Approved by", "When", "Digest"],
+      shownRows.map((row) =>
         html`
           <tr>
             <td>${row.server}</td>
@@ -131,9 +127,9 @@ function approvedTable(ctx: ConsoleContext, rows: ToolRow[], page: number): Html
             <td><code>${row.approved!.digest.slice(0, 16)}…</code></td>
           </tr>
         `
-      )}</tbody>
-    </table>${pager(ctx, page, rows.length)}
-  `;
+      ),
+    )
+  }${pager(ctx, page, rows.length)}`;
 }
 
 function pager(ctx: ConsoleContext, page: number, total: number): Html {
@@ -153,27 +149,18 @@ function pinsTable(pins: PinRow[]): Html {
   if (!pins.length) {
     return html`<p class="muted">No server pins tools (servers.NAME.tools.pinned).</p>`;
   }
-  return html`
-    <table>
-      <thead>
+  return table(
+    ["Server", "Tool", "Pinned digest"],
+    pins.map((pin) =>
+      html`
         <tr>
-          <th scope="col">Server</th>
-          <th scope="col">Tool</th>
-          <th
-            scope="col">Pinned digest</th>
+          <td>${pin.server}</td>
+          <td><code>${shown(pin.tool, 80)}</code></td>
+          <td><code>${pin.digest}</code></td>
         </tr>
-      </thead>
-      <tbody>${pins.map((pin) =>
-        html`
-          <tr>
-            <td>${pin.server}</td>
-            <td><code>${shown(pin.tool, 80)}</code></td>
-            <td><code>${pin.digest}</code></td>
-          </tr>
-        `
-      )}</tbody>
-    </table>
-  `;
+      `
+    ),
+  );
 }
 
 export async function toolsPage(
