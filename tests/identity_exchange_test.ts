@@ -276,6 +276,31 @@ for (const engine of SHARED_ENGINES) {
       bearerOf(await whoami(s, alice, "vault"));
     }, { audiences: ["ledger-api", "vault-api"], rotateRefreshTokens: true, replicaOn: engine });
   });
+
+  Deno.test(`kind: exchange on two replicas (${engine}): a token refresh on one and a tool call on the other, both needing the person's expired IdP token, keep the sign-in`, async () => {
+    await withExchange(async (s) => {
+      const alice = await signInWithRefresh(s, "alice@example.com");
+      const refresh = (refreshToken: string) =>
+        token(s.gw.url, {
+          grant_type: "refresh_token",
+          refresh_token: refreshToken,
+          client_id: alice.clientId,
+        });
+      // The groups are due to be read again (groupsMaxAge) on the first replica as the second's
+      // exchange finds the IdP access token expired.
+      s.clock.advance(61 * 60_000);
+      const [refreshed, call] = await Promise.all([
+        refresh(alice.refresh),
+        whoami(s, alice.access, "ledger", "whoami", s.replica!.url),
+      ]);
+      assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+      bearerOf(call);
+      s.clock.advance(61 * 60_000);
+      const again = await refresh(refreshed.json.refresh_token);
+      assert.equal(again.status, 200, JSON.stringify(again.json));
+      bearerOf(await whoami(s, again.json.access_token, "ledger", "whoami", s.replica!.url));
+    }, { rotateRefreshTokens: true, replicaOn: engine });
+  });
 }
 
 Deno.test("kind: exchange: after a reload names another audience, the backend gets a token for that audience, not the one kept for the last", async () => {
