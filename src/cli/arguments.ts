@@ -18,9 +18,9 @@ Usage:
   gatehouse grants revoke --user EMAIL | --client ID | --grant ID
                                       revoke them (running gateways: within 10 s);
                                       gatehouse grants --help says more
-  gatehouse tools list|diff|approve SERVER [TOOL]
+  gatehouse tools list|diff|approve|refuse SERVER [TOOL]
                                       tools held because their definitions changed
-                                      since approved: see, compare, approve them;
+                                      since approved: see, compare, approve or refuse them;
                                       gatehouse tools --help says more
   gatehouse storage copy --from SOURCE --to TARGET
                                       copy every record to an empty storage (a KV

@@ -1,7 +1,8 @@
 /**
- * `gatehouse tools list|diff|approve`: operators see which tools the running gateways hold
- * because their definitions changed (or are new) since they were approved, read what changed,
- * and approve them, on the configured storage while the gateway runs on it (like `grants`).
+ * `gatehouse tools list|diff|approve|refuse`: operators see which tools the running gateways
+ * hold because their definitions changed (or are new) since they were approved, read what
+ * changed, and approve or refuse them (refuse is the console's Refuse: ToolLedger.refuse), on the
+ * configured storage while the gateway runs on it (like `grants`).
  * An approval reaches every replica at the next list, and its calls within 2 seconds
  * (src/mcp/tool_integrity.ts). main.ts hands in the configuration loader, the storage, the
  * clock and the output.
@@ -31,6 +32,11 @@ export const TOOLS_USAGE = `Usage:
       diff showed, or its first 12 characters or more), only what you reviewed: one
       TOOL's definition, or for a whole SERVER the set of held definitions diff
       showed; if the server changed any of it since, nothing is approved
+  gatehouse tools refuse SERVER TOOL [--digest DIGEST] [--config PATH]
+      refuse the held definition of TOOL (the console's Refuse): it stays out of
+      every list, marked refused, until a new definition is approved. With --digest,
+      only the definition you reviewed; if the server changed it since, nothing is
+      refused
 
 --new: only tools new since the server was first seen (none approved yet), such as the
 tools a server lists only to clients that can answer sampling or elicitation.
@@ -41,7 +47,7 @@ The storage is the one the configuration names (PATH, else $GATEHOUSE_CONFIG, el
 is what servers.NAME.tools.pinned takes.
 
 Exit codes: 0 ok (also when nothing was held), 64 bad command line, 78 invalid
-configuration, 3 storage unusable, 1 nothing held to approve where asked.`;
+configuration, 3 storage unusable, 1 nothing held to approve (or refuse) where asked.`;
 
 export const TOOLS_EXIT = { ok: 0, nothing: 1, usage: 64, invalidConfig: 78, runtime: 3 } as const;
 
@@ -49,13 +55,16 @@ export const TOOLS_EXIT = { ok: 0, nothing: 1, usage: 64, invalidConfig: 78, run
 export type ToolsCommandDeps = OperatorCommandDeps;
 
 interface ToolsCommand {
-  action: "list" | "diff" | "approve" | "help";
+  action: "list" | "diff" | "approve" | "refuse" | "help";
   server?: string;
   tool?: string;
   held: boolean;
   json: boolean;
   configPath: string;
-  /** approve --digest: the held definition reviewed (of TOOL), or the held set (of SERVER). */
+  /**
+   * approve/refuse --digest: the held definition reviewed (of TOOL), or for approve the held
+   * set (of SERVER).
+   */
   digest?: string;
   /** --new: only held tools with no approved definition. */
   newOnly: boolean;
@@ -72,8 +81,8 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
   };
   const [action, ...rest] = args;
   if (action === undefined || action === "--help" || action === "-h") return command;
-  if (action !== "list" && action !== "diff" && action !== "approve") {
-    return `unknown tools command "${action}"; use list, diff or approve`;
+  if (action !== "list" && action !== "diff" && action !== "approve" && action !== "refuse") {
+    return `unknown tools command "${action}"; use list, diff, approve or refuse`;
   }
   command.action = action;
   const names: string[] = [];
@@ -81,10 +90,10 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
     const arg = rest[i];
     const [flag, inline] = splitFlag(arg);
     if (flag === "--help" || flag === "-h") return { ...command, action: "help" };
-    if (flag === "--json" && action !== "approve") command.json = true;
+    if (flag === "--json" && action !== "approve" && action !== "refuse") command.json = true;
     else if (flag === "--held" && action === "list") command.held = true;
-    else if (flag === "--new") command.newOnly = true;
-    else if (flag === "--digest" && action === "approve") {
+    else if (flag === "--new" && action !== "refuse") command.newOnly = true;
+    else if (flag === "--digest" && (action === "approve" || action === "refuse")) {
       const given = (inline ?? rest[++i])?.toLowerCase();
       if (!given || !/^[0-9a-f]{12,64}$/.test(given)) {
         return "--digest needs the digest diff showed (at least its first 12 hex characters)";
@@ -104,6 +113,7 @@ export function parseToolsArgs(args: string[], defaultConfigPath: string): Tools
   if (action !== "list" && names.length === 0) {
     return `${action} needs the SERVER (list shows them)`;
   }
+  if (action === "refuse" && names.length < 2) return "refuse needs the SERVER and the TOOL";
   [command.server, command.tool] = names;
   return command;
 }
@@ -129,6 +139,7 @@ export async function runToolsCommand(args: string[], deps: ToolsCommandDeps): P
   return await onStorage("tools", config, deps, async (store) => {
     const ledger = new ToolLedger(store, deps.clock, config.limits.heldToolRetentionMs);
     if (command.action === "approve") return await approve(ledger, command, deps);
+    if (command.action === "refuse") return await refuse(ledger, command, deps);
     let records = await ledger.records(command.server);
     if (command.tool !== undefined) records = records.filter((r) => r.tool === command.tool);
     if (command.held || command.action === "diff") records = records.filter((r) => r.held);
@@ -168,6 +179,40 @@ async function approve(ledger: ToolLedger, command: ToolsCommand, deps: ToolsCom
   deps.err(
     `approved ${approved.length} tool definition${approved.length === 1 ? "" : "s"}: ` +
       "the gateways list them at once and serve their calls within 2 seconds",
+  );
+  return TOOLS_EXIT.ok;
+}
+
+/** Who refused, as the record and `tools list` show it (the console records the admin's address). */
+export const OPERATOR_REFUSER = "operator (gatehouse tools refuse)";
+
+/** The held definition of one tool refused, as the console's Refuse does (ToolLedger.refuse). */
+async function refuse(ledger: ToolLedger, command: ToolsCommand, deps: ToolsCommandDeps) {
+  const server = command.server!;
+  const tool = command.tool!;
+  const held = (await ledger.record(server, tool))?.held;
+  if (!held) {
+    deps.err(nothingText(command));
+    return TOOLS_EXIT.nothing;
+  }
+  const changed = () =>
+    deps.err(
+      `nothing refused: the held definition of ${server} ${tool} is now ${held.digest}, not the ${command.digest} you reviewed (the server changed it again); run gatehouse tools diff ${server} ${tool} again`,
+    );
+  if (command.digest !== undefined && !held.digest.startsWith(command.digest)) {
+    changed();
+    return TOOLS_EXIT.nothing;
+  }
+  if (!(await ledger.refuse(server, tool, held.digest, OPERATOR_REFUSER))) {
+    deps.err(
+      `nothing refused: the held definition of ${server} ${tool} changed while refusing it; run gatehouse tools diff ${server} ${tool} again`,
+    );
+    return TOOLS_EXIT.nothing;
+  }
+  deps.out(`refused ${server} ${tool} (digest ${held.digest})`);
+  deps.err(
+    "refused: the tool stays out of every list until a new definition is approved " +
+      `(gatehouse tools approve ${server} ${tool} when it is)`,
   );
   return TOOLS_EXIT.ok;
 }

@@ -32,6 +32,9 @@ export function recordsJson(records: ToolRecord[], full: boolean): string {
           since: iso(record.held.at),
           change: record.approved ? "changed" : "new",
           changes: record.held.changes,
+          refused: record.held.refused
+            ? { by: record.held.refused.by, at: iso(record.held.refused.at) }
+            : null,
           ...(full && { definition: record.held.definition ?? null }),
         }
         : null,
@@ -51,7 +54,7 @@ export function recordsTable(records: ToolRecord[]): string {
       record.server,
       record.tool,
       record.held
-        ? `HELD (${record.approved ? "changed" : "new"})`
+        ? `HELD (${record.approved ? "changed" : "new"}${record.held.refused ? ", refused" : ""})`
         : `approved (${record.approved?.by ?? "?"})`,
       record.held?.digest ?? record.approved?.digest ?? "-",
       minute(record.held?.at ?? record.approved?.at),
