@@ -19,7 +19,7 @@ import {
   startIdentitySseBackend,
 } from "./fixtures/identity_backend.ts";
 import { exchangeCode, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
-import { callTool2026 } from "./fixtures/raw.ts";
+import { callTool2026, listTools2026 } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 import { connectClient } from "./fixtures/client.ts";
@@ -450,27 +450,7 @@ Deno.test("a person whose email changed at the provider (the same subject) is to
 Deno.test("an aggregate keeps a person's member lists per the groups they have now, not those they lost", async () => {
   await withGateway(async (s) => {
     const listed = async (person: Person) => {
-      const response = await fetch(`${s.gw.url}/teams-all/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${person.token}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-          "mcp-method": "tools/list",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/list",
-          params: {
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
-      });
+      const response = await listTools2026(`${s.gw.url}/teams-all/mcp`, person.token);
       const body = await response.json();
       assert.ok(body.result, JSON.stringify(body));
       return (body.result.tools as { name: string }[]).map((tool) => tool.name)

@@ -18,6 +18,7 @@ import {
   registerClient,
   token,
 } from "./fixtures/oauth_raw.ts";
+import { listTools2026 } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
@@ -76,27 +77,7 @@ function refresh(s: Setup, refreshToken: string) {
 
 /** The tools alpha lists to a 2026 request with `accessToken`. */
 async function tools(s: Setup, accessToken: string): Promise<string[]> {
-  const listed = await fetch(`${s.gw.url}/alpha/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${accessToken}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/list",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/list",
-      params: {
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
+  const listed = await listTools2026(`${s.gw.url}/alpha/mcp`, accessToken);
   const body = await listed.json();
   assert.ok(body.result, JSON.stringify(body));
   return (body.result.tools as { name: string }[]).map((tool) => tool.name).sort();

@@ -16,6 +16,7 @@ import {
   registerClient,
   token,
 } from "./fixtures/oauth_raw.ts";
+import { listTools2026 } from "./fixtures/raw.ts";
 import { UserAgent } from "./fixtures/user_agent.ts";
 import { DENO_DIR_YAML } from "./fixtures/deno_dir.ts";
 
@@ -117,27 +118,7 @@ Deno.test("a 2026 client's tools follow the groups of the token it sends, when o
     idp.loginAs = { email: "dana@example.com", claims: { groups: ["Editors", "ops"] } };
     const after = (await signIn(gw, client.client_id)).access_token;
     const tools = async (accessToken: string) => {
-      const listed = await fetch(`${gw.url}/alpha/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${accessToken}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-          "mcp-method": "tools/list",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/list",
-          params: {
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
-      });
+      const listed = await listTools2026(`${gw.url}/alpha/mcp`, accessToken);
       const body = await listed.json();
       return (body.result.tools as { name: string }[]).map((tool) => tool.name).sort();
     };
