@@ -186,27 +186,29 @@ async function call2026(
   return JSON.parse(body.result.content[0].text);
 }
 
-/** A 2025-11-25 session: initialize, then `whoami`; the session is ended after. */
-async function call2025(
+/**
+ * A 2025-11-25 session on `server` opened with `person`'s token (initialize, initialized);
+ * `post` sends a message in it, with another person's token where given.
+ */
+async function open2025(
   s: Setup,
   person: Person,
   server: string,
-  tool = "whoami",
   headers: Record<string, string> = {},
-): Promise<Record<string, string>> {
-  const post = async (message: unknown, session?: string) =>
+) {
+  const send = async (message: unknown, as: Person, session?: string) =>
     await fetch(`${s.gw.url}/${server}/mcp`, {
       method: "POST",
       headers: {
         ...headers,
-        authorization: `Bearer ${person.token}`,
+        authorization: `Bearer ${as.token}`,
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
         ...(session && { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }),
       },
       body: JSON.stringify(message),
     });
-  const init = await post({
+  const init = await send({
     jsonrpc: "2.0",
     id: 0,
     method: "initialize",
@@ -215,18 +217,33 @@ async function call2025(
       capabilities: {},
       clientInfo: { name: "t", version: "1" },
     },
-  });
+  }, person);
   const session = init.headers.get("mcp-session-id")!;
   await init.body?.cancel();
   assert.ok(session, `initialize answered ${init.status}`);
-  await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session)).body
-    ?.cancel();
+  await (await send({ jsonrpc: "2.0", method: "notifications/initialized" }, person, session))
+    .body?.cancel();
+  return {
+    session,
+    post: (message: unknown, as = person) => send(message, as, session),
+  };
+}
+
+/** A 2025-11-25 session: initialize, then `whoami`; the session is ended after. */
+async function call2025(
+  s: Setup,
+  person: Person,
+  server: string,
+  tool = "whoami",
+  headers: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  const { session, post } = await open2025(s, person, server, headers);
   const called = await post({
     jsonrpc: "2.0",
     id: 1,
     method: "tools/call",
     params: { name: tool, arguments: {} },
-  }, session);
+  });
   const text = await called.text();
   const json = JSON.parse(text.startsWith("{") ? text : /^data: (.*)$/m.exec(text)![1]);
   assert.ok(json.result, text);
@@ -517,32 +534,8 @@ Deno.test("identity.groups tells a backend only the groups it names, so a person
 
 Deno.test("a 2025 session is not continued with a token whose groups differ from those it was opened with: its backend would go on being told the old ones", async () => {
   await withGateway(async (s) => {
-    const post = async (person: Person, message: unknown, session?: string) =>
-      await fetch(`${s.gw.url}/crm/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${person.token}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...(session && { "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" }),
-        },
-        body: JSON.stringify(message),
-      });
     const editor = await signIn(s, "alice@example.com", ["editors"]);
-    const init = await post(editor, {
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    });
-    const session = init.headers.get("mcp-session-id")!;
-    await init.body?.cancel();
-    await (await post(editor, { jsonrpc: "2.0", method: "notifications/initialized" }, session))
-      .body?.cancel();
+    const { post } = await open2025(s, editor, "crm");
     // Taken out of editors: her next sign-in's token no longer continues the editor's session.
     const after = await signIn(s, "alice@example.com", []);
     const call = {
@@ -551,12 +544,12 @@ Deno.test("a 2025 session is not continued with a token whose groups differ from
       method: "tools/call",
       params: { name: "whoami", arguments: {} },
     };
-    const stale = await post(after, call, session);
+    const stale = await post(call, after);
     await stale.body?.cancel();
     assert.equal(stale.status, 404, "the session is unknown to a token with other groups");
     assert.equal((await call2025(s, after, "crm"))["x-gatehouse-groups"], "");
     // The token it was opened with still continues it.
-    const same = await post(editor, call, session);
+    const same = await post(call, editor);
     assert.equal(same.status, 200);
     await same.body?.cancel();
   });
