@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { startIdp, type TestIdp } from "./fixtures/idp.ts";
-import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
+import { idpSection, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { connectClient } from "./fixtures/client.ts";
 import { type ChangingTools, startChangingTools } from "./fixtures/changing_tools.ts";
 import type { Client } from "./fixtures/sdk.ts";
@@ -98,13 +98,7 @@ servers:
     servers: [member]
     serviceAuths: [{ type: bearer, tokens: ["\${ANN}"], groups: [agents] }]
 oauth:
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-  allow:
-    domains: [example.com]
+${idpSection(idp)}
 `,
     { IDP_SECRET: idp.clientSecret, ANN, BEN },
     { store },

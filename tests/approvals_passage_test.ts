@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { listenForGateway } from "./fixtures/gateway.ts";
 import { MODERN_EVERYTHING_STDIO } from "./fixtures/gateway.ts";
 import { startIdp } from "./fixtures/idp.ts";
-import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
+import { idpSection, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { mcpHeaders, post } from "./fixtures/raw.ts";
 import { openKvStore } from "../src/store/kv.ts";
 import { ApprovalRecords } from "../src/mcp/approvals/approval_records.ts";
@@ -72,13 +72,7 @@ servers:
       - tools: [${TOOL}]
         by: caller
 oauth:
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-  allow:
-    domains: [example.com]
+${idpSection(idp)}
 `,
     { IDP_SECRET: idp.clientSecret, ANN },
     { store },

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { listenForGateway, type TestGateway } from "./fixtures/gateway.ts";
 import { startIdp, type TestIdp } from "./fixtures/idp.ts";
-import { TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
+import { idpSection, TEST_MASTER_SECRET } from "./fixtures/oauth_gateway.ts";
 import { connectClient } from "./fixtures/client.ts";
 import { type ChangingTools, startChangingTools } from "./fixtures/changing_tools.ts";
 import { Client, ElicitRequestSchema, StreamableHTTPClientTransport } from "./fixtures/sdk.ts";
@@ -57,13 +57,7 @@ servers:
       - tools: [deploy]
         by: caller
 oauth:
-  idp:
-    provider: oidc
-    issuer: ${idp.issuer}
-    clientId: ${idp.clientId}
-    clientSecret: \${IDP_SECRET}
-  allow:
-    domains: [example.com]
+${idpSection(idp)}
 `;
   const replicas: TestGateway[] = [];
   const clients: Client[] = [];
