@@ -243,3 +243,38 @@ trustedProxies: [127.0.0.1]
   );
   assert.match(accepted.stdout, /check reads no network, serve looks at start and warns/);
 });
+
+Deno.test("main.ts check warns when identity: travels over plain http to a host that is not local or private (exit 0)", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/identity.yaml`;
+  const backend = (name: string, url: string, identity: string) =>
+    `  ${name}:\n    transport: streamable-http\n    url: ${url}\n    identity: ${identity}\n    toolChanges: allow\n`;
+  await Deno.writeTextFile(
+    path,
+    `baseUrl: https://gatehouse.example.com
+oauth:
+  idp: { provider: oidc, issuer: "https://login.example.com", clientId: g, clientSecret: s }
+  allow: { domains: [example.com] }
+trustedProxies: [127.0.0.1] # so that the warnings asked about are the only ones
+servers:
+${backend("clear", "http://tools.example.net/mcp", "{ headers: true }")}${
+      backend("signed", "http://api.example.org:8080/mcp", "{ assertion: true }")
+    }${backend("sealed", "https://tools.example.net/mcp", "{ headers: true, assertion: true }")}${
+      backend("near", "http://10.1.2.3:9000/mcp", "{ headers: true }")
+    }${backend("here", "http://127.0.0.1:9000/mcp", "{ assertion: true }")}${
+      backend("plain", "http://tools.example.net/mcp", "{ headers: false }")
+    }`,
+  );
+  const result = await run(["check", "--config", path]);
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /identity\.yaml: 2 warnings\n/);
+  assert.match(
+    result.stderr,
+    /identity\.yaml:\d+ servers\.clear\.url: tells tools\.example\.net who calls \(identity:\) over plain http, which is not this machine or a private network: anyone on the way can read it, and replay an assertion until it expires\n\s+hint: use https:\/\/ for this backend, or reach it by a loopback or private address/,
+  );
+  assert.match(result.stderr, /servers\.signed\.url: tells api\.example\.org who calls/);
+  for (const quiet of ["sealed", "near", "here", "plain"]) {
+    assert.doesNotMatch(result.stderr, new RegExp(`servers\\.${quiet}\\.url`));
+  }
+});

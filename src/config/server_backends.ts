@@ -11,7 +11,7 @@ import type { GroupSpelling } from "./server_access.ts";
 import { parseShare, SHARE_KEYS } from "./server_share.ts";
 import { parseUserToken } from "./user_token.ts";
 import { isLoopbackHttp } from "../core/loopback.ts";
-import { parseToolChanges, parseToolPins } from "./tool_changes.ts";
+import { isRemoteUrl, parseToolChanges, parseToolPins } from "./tool_changes.ts";
 import type { BackendProtocol, HttpServerConfig, StdioServerConfig } from "./types.ts";
 
 /** Set on servers whose backend acts as the person; never on aggregates. */
@@ -198,7 +198,30 @@ export function parseHttp(
     true,
   );
   if (server.userToken?.kind === "mcp") checkMcpUrl(c, [...path, "url"], server.url);
+  if (server.identity.headers || server.identity.assertion) {
+    checkIdentityUrl(c, [...path, "url"], server.url);
+  }
   return server;
+}
+
+/**
+ * Who calls (identity headers, the signed assertion) sent over plain http to a host that may be
+ * someone else's: anyone on the way reads it, and a bearer assertion can be replayed until it
+ * expires. Allowed (a backend across a trusted link), but said.
+ */
+function checkIdentityUrl(c: Checker, at: ConfigPath, url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url.replace(PLACEHOLDER, "x"));
+  } catch {
+    return; // said above
+  }
+  if (parsed.protocol !== "http:" || !isRemoteUrl(url)) return;
+  c.warn(
+    at,
+    `tells ${parsed.hostname} who calls (identity:) over plain http, which is not this machine or a private network: anyone on the way can read it, and replay an assertion until it expires`,
+    "use https:// for this backend, or reach it by a loopback or private address",
+  );
 }
 
 /**
