@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
-import { launchBrowser, screenshot } from "./fixtures/browser.ts";
+import { assertLabelled, launchBrowser, screenshot } from "./fixtures/browser.ts";
 import { connectClient } from "./fixtures/client.ts";
 import { type ConsoleSetup, startConsoleGateway } from "./fixtures/console_gateway.ts";
 import { exchangeCode, jwtClaims, obtainCode, registerClient } from "./fixtures/oauth_raw.ts";
@@ -94,19 +94,6 @@ async function assertInert(page: Page): Promise<void> {
   })`) as { images: number; scripts: string[] };
   assert.equal(found.images, 0);
   assert.ok(found.scripts.every((src) => src === "/admin/live.js"), found.scripts.join(", "));
-}
-
-/** Every visible control has an accessible name. */
-async function assertLabelled(page: Page): Promise<void> {
-  const unnamed = await page.evaluate(`
-    [...document.querySelectorAll("input:not([type=hidden]), button, a, select, summary")]
-      .filter((element) => {
-        const label = element.labels?.[0]?.textContent ?? "";
-        return !(label.trim() || element.textContent.trim() || element.getAttribute("aria-label"));
-      })
-      .map((element) => element.outerHTML.slice(0, 120))
-  `);
-  assert.deepEqual(unnamed, []);
 }
 
 /** Presses Tab until `name` has the focus (at most 300 times): reachable by keyboard. */

@@ -5,8 +5,12 @@
  * Screenshots of each page land in tests/output/screenshots/.
  */
 import assert from "node:assert/strict";
-import type { Page } from "playwright-core";
-import { authorizeWithBrowser, launchBrowser, screenshot } from "./fixtures/browser.ts";
+import {
+  assertLabelled,
+  authorizeWithBrowser,
+  launchBrowser,
+  screenshot,
+} from "./fixtures/browser.ts";
 import { type CredentialSetup, startCredentialGateway } from "./fixtures/credential_gateway.ts";
 import { connectWithOAuthVia, MemoryOAuthProvider, REDIRECT_URI } from "./fixtures/oauth_client.ts";
 import type { Client } from "./fixtures/sdk.ts";
@@ -30,20 +34,6 @@ async function linearAccountOf(setup: CredentialSetup, token: string): Promise<n
     return response.status;
   }
   return (await response.json()).sub;
-}
-
-/** Every visible control has an accessible name: inputs through their label. */
-async function assertLabelled(page: Page): Promise<void> {
-  // A string, because this project's type check has no DOM library.
-  const unnamed = await page.evaluate(`
-    [...document.querySelectorAll("input:not([type=hidden]), button, a")]
-      .filter((element) => {
-        const label = element.labels?.[0]?.textContent ?? "";
-        return !(label.trim() || element.textContent.trim() || element.getAttribute("aria-label"));
-      })
-      .map((element) => element.outerHTML.slice(0, 120))
-  `);
-  assert.deepEqual(unnamed, []);
 }
 
 Deno.test("credential pages in Chromium: sign-in with the services step, manual tokens, CSRF, disconnect, sign-out", async (t) => {
