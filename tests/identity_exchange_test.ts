@@ -118,6 +118,15 @@ async function signInWithRefresh(s: Setup, email: string) {
   };
 }
 
+/** The gateway's refresh-token grant for the sign-in's client. */
+function refresh(s: Setup, clientId: string, refreshToken: string) {
+  return token(s.gw.url, {
+    grant_type: "refresh_token",
+    refresh_token: refreshToken,
+    client_id: clientId,
+  });
+}
+
 /** A 2026-07-28 `whoami` on `server`: the HTTP status and the JSON-RPC answer. */
 async function whoami(
   s: Setup,
@@ -280,23 +289,17 @@ for (const engine of SHARED_ENGINES) {
   Deno.test(`kind: exchange on two replicas (${engine}): a token refresh on one and a tool call on the other, both needing the person's expired IdP token, keep the sign-in`, async () => {
     await withExchange(async (s) => {
       const alice = await signInWithRefresh(s, "alice@example.com");
-      const refresh = (refreshToken: string) =>
-        token(s.gw.url, {
-          grant_type: "refresh_token",
-          refresh_token: refreshToken,
-          client_id: alice.clientId,
-        });
       // The groups are due to be read again (groupsMaxAge) on the first replica as the second's
       // exchange finds the IdP access token expired.
       s.clock.advance(61 * 60_000);
       const [refreshed, call] = await Promise.all([
-        refresh(alice.refresh),
+        refresh(s, alice.clientId, alice.refresh),
         whoami(s, alice.access, "ledger", "whoami", s.replica!.url),
       ]);
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
       bearerOf(call);
       s.clock.advance(61 * 60_000);
-      const again = await refresh(refreshed.json.refresh_token);
+      const again = await refresh(s, alice.clientId, refreshed.json.refresh_token);
       assert.equal(again.status, 200, JSON.stringify(again.json));
       bearerOf(await whoami(s, again.json.access_token, "ledger", "whoami", s.replica!.url));
     }, { rotateRefreshTokens: true, replicaOn: engine });
@@ -337,20 +340,17 @@ Deno.test("kind: exchange through an aggregate: each member's backend gets the t
 Deno.test("kind: exchange: a tool call and a token refresh that both need the person's expired IdP token use its refresh token one after the other", async () => {
   await withExchange(async (s) => {
     const alice = await signInWithRefresh(s, "alice@example.com");
-    const refresh = (refreshToken: string) =>
-      token(s.gw.url, {
-        grant_type: "refresh_token",
-        refresh_token: refreshToken,
-        client_id: alice.clientId,
-      });
     // The groups are due to be read again (groupsMaxAge) as the IdP access token has expired.
     s.clock.advance(61 * 60_000);
-    const [refreshed, call] = await Promise.all([refresh(alice.refresh), whoami(s, alice.access)]);
+    const [refreshed, call] = await Promise.all([
+      refresh(s, alice.clientId, alice.refresh),
+      whoami(s, alice.access),
+    ]);
     assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
     bearerOf(call);
     // Neither used the IdP refresh token the other had already spent: the sign-in lives on.
     s.clock.advance(61 * 60_000);
-    const again = await refresh(refreshed.json.refresh_token);
+    const again = await refresh(s, alice.clientId, refreshed.json.refresh_token);
     assert.equal(again.status, 200, JSON.stringify(again.json));
     bearerOf(await whoami(s, again.json.access_token));
   }, { rotateRefreshTokens: true });
