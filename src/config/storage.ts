@@ -24,6 +24,9 @@ export function parseStorage(c: Checker, value: unknown): string {
  * A PostgreSQL URL the client can use: a host, a database, a known sslmode. Every message shows
  * the URL with its password as *** (it usually comes from ${PGPASSWORD}, but need not).
  */
+/** The query parameters of a PostgreSQL URL that the gateway takes (read as libpq reads them). */
+const URL_PARAMETERS = ["sslmode", "target_session_attrs", "application_name"];
+
 function checkPostgresUrl(c: Checker, value: string): void {
   const shown = showStorage(value);
   let url: URL;
@@ -50,6 +53,20 @@ function checkPostgresUrl(c: Checker, value: string): void {
   const mode = url.searchParams.get("sslmode");
   if (mode !== null && !SSL_MODES.includes(mode)) {
     c.fail(["storage"], `unknown sslmode ${describe(mode)}`, `use one of ${SSL_MODES.join(", ")}`);
+  }
+  // Anything else in the query reaches PostgreSQL as a start-up parameter of every connection
+  // (the client passes unknown ones on), so ?statement_timeout=0 or ?options=-c… would quietly
+  // undo storageTimeout: only the parameters the gateway reads itself are taken.
+  const unknown = [...new Set(url.searchParams.keys())]
+    .filter((key) => !URL_PARAMETERS.includes(key) && key !== "password");
+  if (unknown.length > 0) {
+    c.fail(
+      ["storage"],
+      `has query parameters Gatehouse does not take: ${unknown.map((k) => describe(k)).join(", ")}`,
+      `keep only ${
+        URL_PARAMETERS.join(", ")
+      }; timeouts and pool size are storageTimeout and storagePool, a CA file storageCaFile`,
+    );
   }
   if (url.searchParams.has("password")) {
     c.fail(
