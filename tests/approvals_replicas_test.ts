@@ -15,6 +15,8 @@ import { type ChangingTools, startChangingTools } from "./fixtures/changing_tool
 import { Client, ElicitRequestSchema, StreamableHTTPClientTransport } from "./fixtures/sdk.ts";
 import { sharedPostgres } from "./fixtures/postgres.ts";
 import { waitUntil, within } from "./fixtures/waits.ts";
+import { UserAgent } from "./fixtures/user_agent.ts";
+import { csrfOf } from "./fixtures/credential_gateway.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import type { Store } from "../src/store/store.ts";
 import { ApprovalRecords, OPERATOR_DECIDER } from "../src/mcp/approvals/approval_records.ts";
@@ -56,8 +58,15 @@ servers:
     approvals:
       - tools: [deploy]
         by: caller
+  guarded:
+    transport: streamable-http
+    url: ${vendor.url}
+    serviceAuths: [{ type: bearer, tokens: ["\${ANN}"] }]
+    approvals:
+      - tools: [deploy]
+        by: { groups: [release-managers] }
 oauth:
-${idpSection(idp)}
+${idpSection(idp).replace("\n  allow:", "\n    groupsClaim: groups\n  allow:")}
 `;
   const replicas: TestGateway[] = [];
   const clients: Client[] = [];
@@ -110,7 +119,7 @@ ${idpSection(idp)}
     await t.step(
       "two retries racing on A and B with one approval: the tool runs once",
       async () => {
-        for (let round = 0; round < 5; round++) {
+        for (let round = 0; round < 40; round++) {
           const args = { race: round };
           const held = await failure(onA.callTool({ name: "deploy", arguments: args }));
           assert.equal(held.data?.reason, "approval_required", held.message);
@@ -127,11 +136,51 @@ ${idpSection(idp)}
           assert.equal(ran.length, 1, `round ${round}: ${JSON.stringify(outcomes)}`);
           assert.equal(vendor.calls.length, before + 1, `round ${round}: the backend ran it once`);
           const lost = outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult;
-          // The loser is told the approval is spent, and how to go on.
+          // The loser is told the approval is spent (it met the record approved) or asked for a
+          // new one (it met it used): never that the call was denied.
           const loser = lost.reason as RpcFailure;
-          assert.equal(loser.data?.reason, "approval_refused", loser.message);
-          assert.match(loser.message, /already used.*call again/);
+          if (loser.data?.reason === "approval_required") await decide(loser, "denied");
+          else {
+            assert.equal(loser.data?.reason, "approval_refused", loser.message);
+            assert.match(loser.message, /already used.*call again/);
+          }
         }
+      },
+    );
+
+    await t.step(
+      "held on A, approved on B's page by a release manager: the retry on A runs once",
+      async () => {
+        const guarded = await within(
+          "a client of guarded on A",
+          connectClient(replicas[0].url, "guarded", "streamable", ANN),
+        );
+        clients.push(guarded);
+        const held = await failure(guarded.callTool({ name: "deploy", arguments: { page: 1 } }));
+        assert.equal(held.data?.reason, "approval_required", held.message);
+        // The browser sees one address; the balancer sends this page and its POST to B.
+        idp.loginAs = { email: "bob@example.com", claims: { groups: ["release-managers"] } };
+        const bob = new UserAgent();
+        bob.shareCookies(new URL(replicas[0].url), new URL(replicas[1].url));
+        const pageUrl = `${replicas[1].url}/approvals/${held.data!.approval}`;
+        const page = await bob.follow(pageUrl, () => false);
+        assert.equal(page.response.status, 200, page.body.slice(0, 300));
+        assert.match(page.body, /Approve a call of/);
+        const decided = await bob.request(pageUrl, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ csrf: csrfOf(page.body), decision: "approve" }),
+        });
+        await decided.body?.cancel();
+        assert.equal(decided.status, 303);
+        assert.equal((await records.get(held.data!.approval!))?.status, "approved");
+        const before = vendor.calls.length;
+        const ran = await within(
+          "the retry on A after B's page approved it",
+          guarded.callTool({ name: "deploy", arguments: { page: 1 } }),
+        );
+        assert.equal((ran as { content: { text: string }[] }).content[0].text, "deploy ran");
+        assert.equal(vendor.calls.length, before + 1);
       },
     );
 

@@ -201,7 +201,12 @@ export class SessionHolds {
     const { records } = this.settings;
     const digest = argumentsDigest(canonical);
     const found = await records.forCall(this.principal.id, this.server.name, name, digest);
-    if (found) return await this.#after(request, found, false);
+    // The binding and its record are two reads: a twin call (on another replica, say) may have
+    // used the approval in between. A used or ended approval is spent, not denied: this call
+    // asks anew, as create() does when it meets one.
+    if (found && found.status !== "used" && found.status !== "ended") {
+      return await this.#after(request, found, false);
+    }
     let made: { record: ApprovalRecord; created: boolean };
     try {
       made = await records.create(
