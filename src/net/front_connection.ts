@@ -119,6 +119,17 @@ export class FrontConnection {
       this.refusalAfterAnswers === undefined;
   }
 
+  /**
+   * Sending a request body, and nothing owed but that request's answer, none of it passed yet:
+   * closing it loses no answer. A body held open that slowly would otherwise keep its place at
+   * the cap for ever, at one request per `bodyTimeout`.
+   */
+  get inBodyOnly(): boolean {
+    return !this.closed && this.framing.phase === "body" && this.writingSince === 0 &&
+      this.responses.pending === 1 && !this.responses.midAnswer &&
+      this.refusalAfterAnswers === undefined;
+  }
+
   /** Waiting for a request head: part of one has come, or nothing at all has been asked yet. */
   get waitingForHead(): boolean {
     return this.handshaking || this.framing.phase === "head" ||

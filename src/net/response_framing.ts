@@ -65,6 +65,11 @@ export class ResponseFraming {
     return this.#owed.length;
   }
 
+  /** Whether part of an answer has passed and the rest has not. */
+  get midAnswer(): boolean {
+    return this.opaque || this.#state !== Body.Head || this.#headBytes > 0 || this.#tail !== 0;
+  }
+
   push(bytes: Uint8Array): void {
     let at = 0;
     while (at < bytes.length && !this.opaque) {
@@ -124,7 +129,8 @@ export class ResponseFraming {
     const value = (name: string) =>
       lines.find((line) => line.startsWith(`${name}:`))?.slice(name.length + 1).trim();
     const length = value("content-length");
-    if (isHead || status === 204 || status === 304) return this.#answered();
+    // 205 too: a Response cannot carry content with it, and hyper then writes no length.
+    if (isHead || status === 204 || status === 205 || status === 304) return this.#answered();
     if (value("transfer-encoding")?.endsWith("chunked")) {
       this.#state = Body.Size;
       this.#remaining = 0;

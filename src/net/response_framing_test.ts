@@ -36,6 +36,23 @@ Deno.test("ResponseFraming finds where answers end: by length, chunked with trai
   }
 });
 
+Deno.test("ResponseFraming ends a 205 at its head, as Deno.serve writes it (no length), and knows when an answer is part way", () => {
+  const framing = new ResponseFraming();
+  framing.expect(false);
+  framing.expect(false);
+  assert.equal(framing.midAnswer, false);
+  // Byte for byte what Deno.serve wrote for `new Response(null, { status: 205 })`; the
+  // connection stays open for the next request, so it must not be taken for read-until-close.
+  assert.deepEqual(owedAfter(framing, "HTTP/1.1 205 Reset Content\r\ndate: x\r\n\r\n", 4096), [1]);
+  assert.equal(framing.opaque, false);
+  assert.deepEqual(owedAfter(framing, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nh", 4096), [1]);
+  assert.equal(framing.midAnswer, true);
+  assert.deepEqual(owedAfter(framing, "i", 1), [0]);
+  assert.equal(framing.midAnswer, false);
+  framing.push(encoder.encode("HTTP/1.1"));
+  assert.equal(framing.midAnswer, true, "a head part way");
+});
+
 Deno.test("ResponseFraming takes an answer read until close, or a protocol switch, for the end of framing", () => {
   const untilClose = new ResponseFraming();
   untilClose.expect(false);

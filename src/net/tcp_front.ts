@@ -6,8 +6,8 @@
  *
  * - at most `maxConnections` client connections; at the cap, the one idle longest between
  *   requests (every request it sent answered: response_framing.ts) makes room, else the one
- *   waiting longest for a request head, and only when none is either does a newcomer get 503
- *   (over TLS after its handshake, so that it reads the 503 rather than a reset);
+ *   waiting longest for a request head, else the one longest sending a body (no answer owed),
+ *   and only when none is any does a newcomer get 503 (over TLS after its handshake);
  * - a request head must arrive whole within `headerTimeout` of its first byte, a body within
  *   `bodyTimeout` of its head; 408 (when nothing went through yet on that connection) or close;
  * - a connection with no request under way and no bytes either way for `idleTimeout` is closed,
@@ -148,11 +148,9 @@ export class TcpFront {
         continue;
       }
       if (this.#connections.size >= this.options.limits.maxConnections) {
-        // Full: make room by dropping the connection idle longest between requests (kept
-        // alive, nothing owed: its client opens another when it needs one, as nginx reuses
-        // them), else the one waiting longest for a request head (a slow or silent client);
-        // answers under way are never cut for a newcomer.
-        const victim = this.#longestIdle() ?? this.#slowestHead();
+        // Full: make room (#victim). An idle one's client opens another when it needs one, as
+        // with nginx; answers under way are never cut for a newcomer.
+        const victim = this.#victim();
         if (victim) {
           this.options.events?.shed?.("evicted");
           victim.close();
@@ -166,24 +164,30 @@ export class TcpFront {
     }
   }
 
-  /** The connection waiting longest for a request head, if any is waiting for one. */
-  #slowestHead(): FrontConnection | undefined {
-    let slowest: FrontConnection | undefined;
-    for (const connection of this.#connections) {
-      if (connection.closed || !connection.waitingForHead) continue;
-      if (!slowest || connection.phaseSince < slowest.phaseSince) slowest = connection;
-    }
-    return slowest;
-  }
-
-  /** The connection idle longest between requests, if any is. */
-  #longestIdle(): FrontConnection | undefined {
+  /**
+   * Whom to close for a newcomer, in one pass: the connection idle longest between requests,
+   * else the one waiting longest for a request head, else the one longest sending a body with
+   * no answer owed but its own.
+   */
+  #victim(): FrontConnection | undefined {
     let idlest: FrontConnection | undefined;
+    let slowestHead: FrontConnection | undefined;
+    let slowestBody: FrontConnection | undefined;
     for (const connection of this.#connections) {
-      if (!connection.betweenRequests) continue;
-      if (!idlest || connection.lastActivity < idlest.lastActivity) idlest = connection;
+      if (connection.betweenRequests) {
+        if (!idlest || connection.lastActivity < idlest.lastActivity) idlest = connection;
+      } else if (idlest) continue;
+      else if (connection.waitingForHead && !connection.closed) {
+        if (!slowestHead || connection.phaseSince < slowestHead.phaseSince) {
+          slowestHead = connection;
+        }
+      } else if (!slowestHead && connection.inBodyOnly) {
+        if (!slowestBody || connection.phaseSince < slowestBody.phaseSince) {
+          slowestBody = connection;
+        }
+      }
     }
-    return idlest;
+    return idlest ?? slowestHead ?? slowestBody;
   }
 
   #outOfDescriptors(): void {

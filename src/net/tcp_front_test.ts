@@ -215,29 +215,42 @@ Deno.test("TcpFront closes a connection whose body stalls, and one idle between 
   }
 });
 
-Deno.test("TcpFront makes room at its cap by dropping the slowest head, and answers 503 when all are busy", async () => {
-  const t = await frontFor({ maxConnections: 2 });
+Deno.test("TcpFront makes room at its cap by dropping the slowest head, then the body held longest, and answers 503 when all are owed answers", async () => {
+  const release = Promise.withResolvers<void>();
+  const t = await frontFor({ maxConnections: 2 }, async (request) => {
+    const body = await request.text();
+    if (new URL(request.url).pathname === "/slow") await release.promise;
+    return new Response(`ok ${body}`);
+  });
   try {
     const silent = await t.connect();
     await waitUntil("the silent connection to be open", () => t.front.connections === 1);
-    const busy = await t.connect();
-    await busy.write(encoder.encode("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"));
+    const older = await t.connect();
+    await older.write(encoder.encode("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab"));
     await waitUntil("two open connections", () => t.front.connections === 2);
     // The silent one goes for the newcomer.
     const response = await fetch(`http://127.0.0.1:${t.front.addr.port}/`);
-    assert.equal(await response.text(), "ok");
+    assert.equal(await response.text(), "ok ");
     assert.equal(await readToEnd(silent), "");
-    // Now one is mid-body and the newcomer's own keep-alive connection is idle, not waiting
-    // for a head; a stranger who holds a body open takes the last place…
-    const alsoBusy = await t.connect();
-    await alsoBusy.write(
-      encoder.encode("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\na"),
+    // One is mid-body and the newcomer's keep-alive connection is idle: the idle one goes.
+    t.advance(1_000);
+    const newer = await t.connect();
+    await newer.write(
+      encoder.encode("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\na"),
     );
     await waitUntil(
-      "two busy connections",
-      () => t.events.filter((e) => e === "shed:evicted").length >= 1 && t.front.connections === 2,
+      "the idle connection evicted, and the head at the server",
+      () => t.events.length === 2 && t.seen.length === 3,
     );
-    // …and with every connection busy, a newcomer is refused.
+    // Both hold a body open (one request per bodyTimeout keeps such a place for ever): the one
+    // sending longest goes, having had no answer, so that a newcomer is not locked out.
+    const third = await t.connect();
+    await third.write(encoder.encode("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"));
+    assert.equal(await readToEnd(older), "", "the body held longest was closed");
+    assert.deepEqual(t.events, ["shed:evicted", "shed:evicted", "shed:evicted"]);
+    // With the other body done and both waiting for their answers, a newcomer is refused.
+    await newer.write(encoder.encode("bcdefghi"));
+    await waitUntil("both requests at the server", () => t.seen.length === 4);
     const refused = await t.connect();
     await refused.write(encoder.encode("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
     const text = await readToEnd(refused);
@@ -245,7 +258,12 @@ Deno.test("TcpFront makes room at its cap by dropping the slowest head, and answ
     assert.match(text, /retry-after: 1\r\n/);
     assert.match(text, /connections\.max/);
     assert.ok(t.events.includes("shed:connection_limit"), t.events.join());
+    release.resolve();
+    const buffer = new Uint8Array(4096);
+    const n = await within("the slow answer", third.read(buffer));
+    assert.match(decoder.decode(buffer.subarray(0, n ?? 0)), /^HTTP\/1\.1 200 OK/);
   } finally {
+    release.resolve();
     await t.close();
   }
 });
