@@ -45,6 +45,7 @@ Deno.test("the client's registered name shows beside its id, isolated, its contr
       await (await approvalListPage([record], [], named)).text(),
     ]
   ) {
+    // deno-lint-ignore no-control-regex
     assert.ok(!/[\u202e\u0007]/.test(page), "no control or reordering character reaches the page");
     assert.match(page, /<bdi>Good\ufffdlcaM\ufffd<\/bdi> \(<code>Claude⟨U\+202E⟩<\/code>\)/);
   }
