@@ -9,6 +9,7 @@ import * as jose from "jose";
 import { testClock } from "./fixtures/clock.ts";
 import { startGateway } from "./fixtures/gateway.ts";
 import { startIdentityBackend } from "./fixtures/identity_backend.ts";
+import { callTool2026 } from "./fixtures/raw.ts";
 import { runKeysCommand } from "../src/cli/keys.ts";
 import {
   KEY_ACTIVATION_MS,
@@ -38,30 +39,7 @@ servers:
   );
   try {
     const assertion = async () => {
-      const response = await fetch(`${gw.url}/crm/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2026-07-28",
-          "mcp-method": "tools/call",
-          "mcp-name": "whoami",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "whoami",
-            arguments: {},
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {},
-            },
-          },
-        }),
-      });
+      const response = await callTool2026(`${gw.url}/crm/mcp`, TOKEN, "whoami");
       const body = await response.json();
       assert.ok(body.result, JSON.stringify(body));
       return JSON.parse(body.result.content[0].text)["x-gatehouse-assertion"] as string;
