@@ -9,6 +9,7 @@
  * An answer read until the server closes (no length, not chunked) or a switch of protocols makes
  * the rest opaque: such a connection is never taken for one between requests.
  */
+import { concatBytes } from "../core/streams.ts";
 import { CR, LF } from "./head_bytes.ts";
 
 const enum Body {
@@ -33,14 +34,6 @@ const MAX_HEAD = 64 * 1024;
 const latin1 = new TextDecoder("latin1");
 /** CR LF CR LF as four bytes of one number. */
 const HEAD_END = ((CR << 24) | (LF << 16) | (CR << 8) | LF) >>> 0;
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const all = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) all.set(part, (at += part.length) - part.length);
-  return all;
-}
 
 export class ResponseFraming {
   /** Answers owed, oldest first: whether the request was a HEAD (its answer has no body). */
@@ -104,7 +97,7 @@ export class ResponseFraming {
       if (this.#tail !== HEAD_END) continue;
       // Copied: the caller reuses its buffer.
       this.#head.push(bytes.slice(start, at));
-      const head = latin1.decode(concat(this.#head));
+      const head = latin1.decode(concatBytes(this.#head));
       this.#head = [];
       this.#headBytes = 0;
       this.#tail = 0;
