@@ -4,7 +4,15 @@
  */
 import { html } from "hono/html";
 import type { GrantView } from "../oauth/grant_admin.ts";
-import { chosen, type Html, type Notice, noticeBlock, pageResponse, shownText } from "./layout.ts";
+import {
+  chosen,
+  type Html,
+  type Notice,
+  noticeBlock,
+  pageResponse,
+  shownText,
+  utcMinute,
+} from "./layout.ts";
 
 export interface AccessPageContext {
   person: string;
@@ -17,7 +25,7 @@ export interface AccessPageContext {
 
 function when(ms: number | undefined): string {
   if (ms === undefined) return "before this was recorded";
-  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return utcMinute(ms);
 }
 
 /** The name the client gave itself (or its id), as a page may show it (layout.ts `shownText`). */

@@ -175,3 +175,8 @@ export async function pageResponse(
     },
   });
 }
+
+/** A moment as every page shows it: to the minute, in UTC ("2026-11-29 06:07 UTC"). */
+export function utcMinute(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}

@@ -6,7 +6,7 @@
 import { html } from "hono/html";
 import type { CredentialService, CredentialStatus } from "../credentials/user_credentials.ts";
 import { MAX_TOKEN_BYTES } from "../credentials/user_credentials.ts";
-import { chosen, type Html, type Notice, noticeBlock, pageResponse } from "./layout.ts";
+import { chosen, type Html, type Notice, noticeBlock, pageResponse, utcMinute } from "./layout.ts";
 
 /** One service as a page shows it. */
 export interface ServiceView {
@@ -70,10 +70,6 @@ export function noticeFor(code: string | null, service: CredentialService | unde
   return NOTICES[code](service.userToken.displayName, service);
 }
 
-function when(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
-}
-
 /** "connect": the person connects an account (kind oauth or mcp); "manual": pastes a token. */
 type Way = "connect" | "manual";
 
@@ -94,7 +90,7 @@ function describeStatus(status: CredentialStatus): Html {
       : status.ending
       ? html`Token ending in <code>…${status.ending}</code>`
       : "Token set";
-    return html`<p class="muted small">${how} · updated ${when(status.updatedAt)}</p>`;
+    return html`<p class="muted small">${how} · updated ${utcMinute(status.updatedAt)}</p>`;
   }
   if (status.state === "reconnect") {
     return html`<p class="small">Gatehouse can no longer use it: ${status.reason}.</p>`;

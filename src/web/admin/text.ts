@@ -6,7 +6,7 @@
  * (`<bdi>`), and folded: a long value shows its start, and the rest, up to a bound, on request.
  */
 import { html } from "hono/html";
-import type { Html } from "../layout.ts";
+import { type Html, utcMinute } from "../layout.ts";
 import { visible } from "../visible_text.ts";
 
 export { visible };
@@ -56,8 +56,7 @@ export function shownJson(value: unknown, short = 160): Html {
 }
 
 export function minuteText(ms: number | undefined): string {
-  if (ms === undefined) return "—";
-  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return ms === undefined ? "—" : utcMinute(ms);
 }
 
 export function ago(ms: number | undefined, now: number): string {

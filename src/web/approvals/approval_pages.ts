@@ -7,7 +7,7 @@
  */
 import { html } from "hono/html";
 import type { ApprovalRecord } from "../../mcp/approvals/approval_records.ts";
-import { chosen, type Html, type Notice, noticeBlock, pageResponse } from "../layout.ts";
+import { chosen, type Html, type Notice, noticeBlock, pageResponse, utcMinute } from "../layout.ts";
 import { visible } from "../visible_text.ts";
 
 export interface ApprovalPageContext {
@@ -79,10 +79,6 @@ function visibleJson(value: unknown, depth: number): unknown {
     out[shown] = visibleJson(item, depth + 1);
   }
   return out;
-}
-
-function when(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 
 function left(record: ApprovalRecord, now: number): string {
@@ -178,7 +174,7 @@ export function approvalPage(
     }</dd>
         <dt>Tool</dt><dd><code>${record.tool}</code></dd>
         <dt>Decided by</dt><dd>${approver(record)}</dd>
-        <dt>Asked at</dt><dd>${when(record.requestedAt)}${
+        <dt>Asked at</dt><dd>${utcMinute(record.requestedAt)}${
       record.status === "pending"
         ? html`
           · expires in ${left(record, ctx.now)}
@@ -231,7 +227,7 @@ export function approvalListPage(
           ? html`
             through ${clientCell(written, record, ctx)}
           `
-          : ""} at ${when(record.requestedAt)}</p>
+          : ""} at ${utcMinute(record.requestedAt)}</p>
       </section>
     `;
   return pageResponse(
