@@ -249,25 +249,26 @@ function tlsText(mode: string, expiry: number | undefined, now: number): string 
 /** The console, ready for the route table. */
 export async function createConsole(parts: ConsoleParts): Promise<OperatorConsole> {
   const { config, admin, clock, logger } = parts;
+  // On a listener of its own the console has its own origin, cookies and sign-in.
+  const ownUrl = admin.listen && admin.url ? admin.url : undefined;
+  const baseUrl = ownUrl ?? config.baseUrl;
   const sessions = new AdminSessions({
     store: parts.store,
     clock,
     idleMs: admin.idleTimeoutMs,
-    cookies: adminCookiePolicy(admin.listen && admin.url ? admin.url : config.baseUrl, admin.path),
+    cookies: adminCookiePolicy(baseUrl, admin.path),
     csrfKey: await deriveHmacKey(parts.master, "admin-csrf"),
   });
-  // On a listener of its own the console has its own origin, cookies and sign-in.
-  const baseUrl = admin.listen && admin.url ? admin.url : config.baseUrl;
-  const own = admin.listen && admin.url
+  const own = ownUrl
     ? new ConsoleSignIn({
       idp: parts.oauth.idp,
       store: parts.store,
       clock,
       logger,
-      callbackUri: `${admin.url}${admin.path}/callback`,
+      callbackUri: `${ownUrl}${admin.path}/callback`,
       cookies: {
-        ...cookiePolicy(admin.url),
-        path: `${new URL(admin.url).pathname.replace(/\/$/, "")}${admin.path}`,
+        ...cookiePolicy(ownUrl),
+        path: `${new URL(ownUrl).pathname.replace(/\/$/, "")}${admin.path}`,
       },
     })
     : undefined;
