@@ -131,9 +131,9 @@ export const KEYS = {
   /** A person's sealed credential for a service. */
   credential: (userId: string, service: string) =>
     boundedKey(["credentials", "user", userId, service]),
-  /** A client session another replica may continue (its backend speaks Streamable HTTP). */
   /** Every shared session record (the console counts the replicas that renew them). */
   sharedSessions: ["mcp", "session"] as const,
+  /** A client session another replica may continue (its backend speaks Streamable HTTP). */
   sharedSession: (sessionId: string) => boundedKey(["mcp", "session", sessionId]),
   /**
    * Gatehouse's dynamically registered client at a remote MCP server's authorization server,
