@@ -13,6 +13,7 @@ import {
 import type { ClientDirectory } from "./client_directory.ts";
 import type { ClientRecord } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
+import { MAX_JTI_LENGTH } from "./id_jag.ts";
 
 export const CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** A client assertion may live at most this long: its `jti` is remembered that long. */
@@ -130,7 +131,9 @@ async function privateKeyJwt(
     throw refuse(`lives longer than ${MAX_ASSERTION_SECONDS} s`);
   }
   const jti = payload.jti;
-  if (typeof jti !== "string" || jti === "" || jti.length > 256) throw refuse("has no jti");
+  if (typeof jti !== "string" || jti === "" || jti.length > MAX_JTI_LENGTH) {
+    throw refuse("has no jti");
+  }
   if (!(await clients.recordAssertionJti(client, jti, (exp + SKEW_SECONDS) * 1000))) {
     throw refuse("was already used (its jti was seen before)");
   }

@@ -20,7 +20,8 @@ import type { IssuerKeys } from "./issuer_keys.ts";
 export const ID_JAG_TYP = "oauth-id-jag+jwt";
 /** Clocks may disagree this much when `exp`, `iat` and `nbf` are judged. */
 export const ID_JAG_SKEW_SECONDS = 60;
-const MAX_JTI_LENGTH = 256;
+/** The longest `jti` kept (an ID-JAG's or a client assertion's): it becomes a storage key. */
+export const MAX_JTI_LENGTH = 256;
 const MAX_SUB_LENGTH = 512;
 
 /** What the configuration says about ID-JAGs (`oauth.idJag`). */

@@ -18,6 +18,7 @@ import {
   type IdJagClaims,
   type IdJagInput,
   type IdJagPolicy,
+  MAX_JTI_LENGTH,
   namedParties,
   signatureVerifiedBefore,
 } from "./id_jag.ts";
@@ -124,7 +125,7 @@ export async function jwtBearerGrant(
     deps.onOutcome({
       ...namedParties(input.jws),
       client: client.clientId,
-      jti: typeof jti === "string" && jti.length <= 256 ? jti : undefined,
+      jti: typeof jti === "string" && jti.length <= MAX_JTI_LENGTH ? jti : undefined,
       outcome: "refused",
       verified: signatureVerifiedBefore(check),
       check,
